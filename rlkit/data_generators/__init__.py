@@ -1,0 +1,1 @@
+"""Environments and collected experience: batched envs, frame stacking, rollout storage."""

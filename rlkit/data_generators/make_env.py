@@ -1,0 +1,50 @@
+"""Builds the batched env an experiment's hparams describe.
+
+`game` names an Atari game in snake_case (run natively by ale-py) or any gymnasium id. The
+per-env gymnasium wrappers are the swappable part, set with gin:
+
+    make_batch_env.gym_wrappers = [@my_project.MyWrapper]
+
+Configuring any wrapper runs Atari through gymnasium instead of the native vector env.
+"""
+
+import gin
+import gymnasium as gym
+
+from rlkit.data_generators.atari import AtariBatchEnv, atari_games, is_atari_game
+from rlkit.data_generators.gym_env import GymBatchEnv, gym_atari_batch_env, gymnasium_ids
+from rlkit.errors import UserError
+from rlkit.hparams.hparam import did_you_mean
+
+
+# gymnasium's generic wrappers, usable in gin as e.g. `@gym.wrappers.TimeLimit`.
+for _wrapper in (gym.wrappers.TimeLimit, gym.wrappers.TransformReward, gym.wrappers.TransformObservation):
+    gin.external_configurable(_wrapper, module="gym.wrappers")
+
+
+def check_game(game):
+    """Refuses a name that is neither an Atari game nor a gymnasium id, naming close ones."""
+    if is_atari_game(game) or game in gymnasium_ids():
+        return
+    hint = did_you_mean(game, atari_games() + gymnasium_ids())
+    raise UserError(f"unknown game {game!r}{hint} (Atari games are snake_case, e.g. pong, "
+                    "ms_pacman; other envs take their gymnasium id, e.g. CartPole-v1)")
+
+
+def atari_settings(hparams):
+    """The preprocessing keyword arguments the Atari envs take, from env hparams."""
+    return dict(frame_height=hparams.frame_height, frame_width=hparams.frame_width,
+                grayscale=hparams.grayscale, frame_skip=hparams.frame_skip,
+                max_num_noops=hparams.max_num_noops, sticky_actions=hparams.sticky_actions,
+                max_episode_frames=hparams.max_episode_frames)
+
+
+@gin.configurable(allowlist=["gym_wrappers"])
+def make_batch_env(hparams, num_envs, gym_wrappers=()):
+    """A BatchEnv of `num_envs` copies of `hparams.game`."""
+    check_game(hparams.game)
+    if is_atari_game(hparams.game):
+        if gym_wrappers:
+            return gym_atari_batch_env(hparams.game, num_envs, gym_wrappers, **atari_settings(hparams))
+        return AtariBatchEnv(hparams.game, num_envs, **atari_settings(hparams))
+    return GymBatchEnv(hparams.game, num_envs, wrappers=gym_wrappers)

@@ -1,0 +1,213 @@
+"""Rollout storage: collected experience as per-epoch shards under OUTPUT_DIR/data/.
+
+Layout: `data/epoch_{K:03d}/shard_{S:05d}.npz`, one compressed npz per shard, read with
+`allow_pickle=False`. A shard holds T consecutive steps of each of N envs:
+
+    frames       [N, T, H, W, C] uint8   the observation each action was taken on
+    actions      [N, T] int32
+    rewards      [N, T] int8             clipped to {-1, 0, 1}: what agents and world models learn
+    raw_rewards  [N, T] float32          the game's score
+    dones        [N, T] bool             the episode ended after this step
+    firsts       [N, T] bool             this frame starts an episode
+    episode_ids  [N, T] int64            unique within a data dir; an episode may span shards
+
+Shards are written atomically (temporary file, then rename), so a reader sees whole shards
+only; a shard that cannot be read anyway (a damaged disk, a foreign file) is skipped with a
+warning and listed in `RolloutData.skipped`.
+"""
+
+import dataclasses
+import glob
+import io
+import os
+import zipfile
+
+import numpy as np
+from absl import logging
+
+from rlkit.fileio import atomic_write_bytes
+
+FIELDS = ("frames", "actions", "rewards", "raw_rewards", "dones", "firsts", "episode_ids")
+_DTYPES = dict(frames=np.uint8, actions=np.int32, rewards=np.int8, raw_rewards=np.float32,
+               dones=np.bool_, firsts=np.bool_, episode_ids=np.int64)
+
+
+def epoch_dir(data_dir, epoch):
+    return os.path.join(data_dir, f"epoch_{epoch:03d}")
+
+
+def list_shards(data_dir, epochs=None):
+    """Shard paths in (epoch, shard) order; temporary files of unfinished writes are not shards."""
+    paths = sorted(glob.glob(os.path.join(data_dir, "epoch_*", "shard_*.npz")))
+    if epochs is not None:
+        wanted = {os.path.basename(epoch_dir("", epoch)) for epoch in epochs}
+        paths = [p for p in paths if os.path.basename(os.path.dirname(p)) in wanted]
+    return paths
+
+
+def load_shard(path):
+    """The arrays of one shard; raises ValueError if it is not a readable, complete shard."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            shard = {name: npz[name] for name in FIELDS}
+    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
+        raise ValueError(f"unreadable shard {path}: {e}") from None
+    num_envs, num_steps = shard["actions"].shape
+    for name, array in shard.items():
+        if array.shape[:2] != (num_envs, num_steps):
+            raise ValueError(f"unreadable shard {path}: {name} has shape {array.shape}")
+    return shard
+
+
+class RolloutWriter:
+    """Buffers the steps of a BatchEnv and writes them as shards of one epoch.
+
+    Call `add` once per env step, with the frames the actions were taken on, then
+    `write_shard`. Episode ids continue from those already in `data_dir`, so rerunning a
+    killed collection adds to it without clashing.
+    """
+
+    def __init__(self, data_dir, epoch, num_envs):
+        self.data_dir = data_dir
+        self.directory = epoch_dir(data_dir, epoch)
+        self.num_envs = num_envs
+        self._next_shard = len(list_shards(data_dir, [epoch]))
+        self._next_episode_id = _max_episode_id(data_dir) + 1
+        self._episode_ids = self._new_episode_ids(np.ones(num_envs, bool), np.zeros(num_envs, np.int64))
+        self._firsts = np.ones(num_envs, bool)  # envs are fresh from a reset
+        self._steps = []
+
+    def _new_episode_ids(self, mask, ids):
+        ids = ids.copy()
+        count = int(mask.sum())
+        ids[mask] = np.arange(self._next_episode_id, self._next_episode_id + count)
+        self._next_episode_id += count
+        return ids
+
+    @property
+    def num_buffered_steps(self):
+        return len(self._steps)
+
+    def add(self, frames, actions, step):
+        """Records one batched step: `frames` [N, H, W, C] were seen, `actions` taken, `step` returned."""
+        done = step.done
+        self._steps.append(dict(
+            frames=np.asarray(frames, np.uint8), actions=np.asarray(actions, np.int32),
+            rewards=step.reward.astype(np.int8), raw_rewards=step.raw_reward.astype(np.float32),
+            dones=done.copy(), firsts=self._firsts.copy(), episode_ids=self._episode_ids.copy()))
+        self._firsts = done.copy()
+        self._episode_ids = self._new_episode_ids(done, self._episode_ids)
+
+    def write_shard(self):
+        """Writes the buffered steps as the next shard of the epoch; returns its path (None if empty)."""
+        if not self._steps:
+            return None
+        arrays = {name: np.stack([s[name] for s in self._steps], axis=1).astype(_DTYPES[name])
+                  for name in FIELDS}
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        path = os.path.join(self.directory, f"shard_{self._next_shard:05d}.npz")
+        atomic_write_bytes(path, buffer.getvalue())
+        self._next_shard += 1
+        self._steps = []
+        return path
+
+
+def _max_episode_id(data_dir):
+    largest = -1
+    for path in list_shards(data_dir):
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                largest = max(largest, int(npz["episode_ids"].max()))
+        except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile):
+            continue
+    return largest
+
+
+@dataclasses.dataclass
+class Episode:
+    """One episode's steps (or the part of it that was collected), time first."""
+    episode_id: int
+    frames: np.ndarray       # [T, H, W, C] uint8
+    actions: np.ndarray      # [T] int32
+    rewards: np.ndarray      # [T] int8, clipped
+    raw_rewards: np.ndarray  # [T] float32
+    complete: bool           # starts at a reset and ends with done
+
+    def __len__(self):
+        return len(self.actions)
+
+
+@dataclasses.dataclass
+class RolloutData:
+    episodes: list           # of Episode, in collection order
+    shards: list             # paths read
+    skipped: list            # paths that could not be read
+
+    @property
+    def num_steps(self):
+        return sum(len(e) for e in self.episodes)
+
+
+def read_rollouts(data_dir, epochs=None):
+    """Every episode (or episode part) stored in `data_dir`, joined across shards."""
+    pieces, order, shards, skipped = {}, [], [], []
+    for path in list_shards(data_dir, epochs):
+        try:
+            shard = load_shard(path)
+        except ValueError as e:
+            logging.warning("Skipping %s", e)
+            skipped.append(path)
+            continue
+        shards.append(path)
+        for env in range(shard["actions"].shape[0]):
+            ids = shard["episode_ids"][env]
+            boundaries = np.flatnonzero(np.diff(ids)) + 1
+            for start, end in zip(np.r_[0, boundaries], np.r_[boundaries, len(ids)]):
+                episode_id = int(ids[start])
+                if episode_id not in pieces:
+                    pieces[episode_id] = []
+                    order.append(episode_id)
+                pieces[episode_id].append({name: shard[name][env, start:end] for name in FIELDS})
+    episodes = []
+    for episode_id in order:
+        parts = pieces[episode_id]
+        joined = {name: np.concatenate([p[name] for p in parts]) for name in FIELDS}
+        episodes.append(Episode(
+            episode_id=episode_id, frames=joined["frames"], actions=joined["actions"],
+            rewards=joined["rewards"], raw_rewards=joined["raw_rewards"],
+            complete=bool(joined["firsts"][0] and joined["dones"][-1])))
+    return RolloutData(episodes, shards, skipped)
+
+
+def window_dataset(data_dir, num_context_frames, num_target_frames, epochs=None, shuffle=True,
+                   seed=None):
+    """A tf.data.Dataset of fixed-length windows that never cross an episode boundary.
+
+    Each element has `frames` [L, H, W, C] uint8, `actions` [L] int32, `rewards` [L] int32
+    (clipped, -1..1) and `raw_rewards` [L] float32 with L = context + target frames:
+    frames[:num_context_frames] are the model's input, the rest its targets; actions[i] was
+    taken on frames[i] and rewards[i] followed it.
+    """
+    import tensorflow as tf  # only window_dataset needs TensorFlow
+
+    window = num_context_frames + num_target_frames
+    episodes = [e for e in read_rollouts(data_dir, epochs).episodes if len(e) >= window]
+    if not episodes:
+        raise ValueError(f"no episode in {data_dir} has the {window} steps a window needs")
+    offsets = np.cumsum([0] + [len(e) for e in episodes])
+    starts = np.concatenate([np.arange(o, o + len(e) - window + 1) for o, e in zip(offsets, episodes)])
+    frames = tf.constant(np.concatenate([e.frames for e in episodes]))
+    actions = tf.constant(np.concatenate([e.actions for e in episodes]))
+    rewards = tf.constant(np.concatenate([e.rewards for e in episodes]).astype(np.int32))
+    raw_rewards = tf.constant(np.concatenate([e.raw_rewards for e in episodes]))
+
+    def gather(start):
+        index = start + tf.range(window, dtype=start.dtype)
+        return dict(frames=tf.gather(frames, index), actions=tf.gather(actions, index),
+                    rewards=tf.gather(rewards, index), raw_rewards=tf.gather(raw_rewards, index))
+
+    dataset = tf.data.Dataset.from_tensor_slices(starts.astype(np.int64))
+    if shuffle:
+        dataset = dataset.shuffle(len(starts), seed=seed, reshuffle_each_iteration=True)
+    return dataset.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)

@@ -1,0 +1,43 @@
+"""Atomic file writes: a reader sees the old file or the whole new one, never a part."""
+
+import os
+import tempfile
+
+TEMP_PREFIX = ".tmp-"
+
+
+def _current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp creates files readable by their owner only; finished files get the usual mode.
+_FILE_MODE = 0o666 & ~_current_umask()
+
+
+def atomic_write_bytes(path, data):
+    """Writes `data` to `path` through a temporary file in the same directory and a rename."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=TEMP_PREFIX)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp_path, _FILE_MODE)
+        os.replace(tmp_path, path)
+    except BaseException:
+        if os.path.exists(tmp_path):
+            os.remove(tmp_path)
+        raise
+
+
+def atomic_write_text(path, text):
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def is_temporary(path):
+    """True for the temporary files `atomic_write_bytes` leaves behind when killed mid-write."""
+    return os.path.basename(path).startswith(TEMP_PREFIX)

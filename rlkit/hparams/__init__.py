@@ -1,0 +1,13 @@
+"""Hyperparameters: `HParams` and the registry of named sets.
+
+Importing this package registers every set rlkit ships.
+"""
+
+from rlkit.hparams.hparam import HParams
+from rlkit.hparams.registry import (apply_overrides, create_hparams, describe_hparams, get_hparams,
+                                    list_hparams, referenced_hparams, register_hparams,
+                                    resolve_references)
+from rlkit.hparams import env_sets  # noqa: F401  (registers the sets)
+
+__all__ = ["HParams", "apply_overrides", "create_hparams", "describe_hparams", "get_hparams",
+           "list_hparams", "referenced_hparams", "register_hparams", "resolve_references"]

@@ -1,0 +1,65 @@
+"""Environment hparams: the keys every experiment set carries to describe its env.
+
+`env_atari` holds SimPLe's Atari preprocessing; experiment sets start from it and change what
+they need (`hparams = env_atari(); hparams.add_hparam("learning_rate", 2.5e-4)`).
+"""
+
+from rlkit.hparams.hparam import HParams
+from rlkit.hparams.registry import register_hparams
+
+
+@register_hparams
+def env_atari():
+    """SimPLe's Atari env: frame skip 4 with max-pool, 105x80 RGB, 1..8 no-ops, no sticky actions."""
+    return HParams(
+        # An Atari game in snake_case (pong, breakout, ms_pacman) or any gymnasium id (CartPole-v1).
+        game="pong",
+        frame_height=105,
+        frame_width=80,
+        grayscale=False,
+        frame_skip=4,
+        # Random no-ops at reset, in agent steps (each frame_skip frames); 0 disables them.
+        max_num_noops=8,
+        sticky_actions=False,
+        # The standard cap of 108,000 emulator frames (30 minutes of play).
+        max_episode_frames=108000,
+        frame_stack_size=4,
+    )
+
+
+@register_hparams
+def env_atari_sticky():
+    """SimPLe's Atari env with sticky actions (repeat probability 0.25, Machado et al. 2018)."""
+    hparams = env_atari()
+    hparams.sticky_actions = True
+    return hparams
+
+
+@register_hparams
+def env_cartpole():
+    """CartPole-v1 through the same batched interface, for small experiments and tests."""
+    hparams = env_atari()
+    hparams.game = "CartPole-v1"
+    hparams.frame_stack_size = 1
+    return hparams
+
+
+@register_hparams
+def collect_random():
+    """Collect real experience with a uniformly random policy into OUTPUT_DIR/data."""
+    hparams = env_atari()
+    hparams.add_hparam("num_envs", 8)
+    hparams.add_hparam("num_agent_steps", 6400)
+    # Agent steps per env in one shard; a killed collection loses at most one shard.
+    hparams.add_hparam("shard_steps", 200)
+    return hparams
+
+
+@register_hparams
+def collect_random_tiny():
+    """A few hundred random Pong steps: the README demo and the tests."""
+    hparams = collect_random()
+    hparams.num_envs = 2
+    hparams.num_agent_steps = 400
+    hparams.shard_steps = 50
+    return hparams

@@ -1,0 +1,229 @@
+"""`HParams`: a flat, typed set of named hyperparameters.
+
+Values are int, float, bool, str, or lists of those. Once a name exists its type is fixed:
+`set_hparam` and override strings such as `game=pong,epochs=1,eval_sampling_temps=[0.0,0.5]`
+are checked against the current value, so a typo or a wrong type fails where it is written.
+"""
+
+import difflib
+import json
+
+from rlkit.errors import UserError
+
+_SCALAR_TYPES = (bool, int, float, str)
+
+
+def closest_names(name, candidates, n=3):
+    """Names in `candidates` that look like `name`, best first, for 'did you mean' messages."""
+    return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.6)
+
+
+def did_you_mean(name, candidates):
+    """' did you mean 'x'?' or '' when nothing is close."""
+    matches = closest_names(name, candidates)
+    if not matches:
+        return ""
+    return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"
+
+
+def _type_name(value):
+    """'a list', 'an int', 'a float', ..."""
+    name = "list" if isinstance(value, list) else type(value).__name__
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def _check_scalar(name, value):
+    if not isinstance(value, _SCALAR_TYPES):
+        raise TypeError(f"hparam {name!r}: {type(value).__name__} values are not supported "
+                        "(use int, float, bool, str or a list of those)")
+
+
+def _validated(name, value):
+    """Checks a value for a new hparam and returns it (lists are copied)."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _check_scalar(name, item)
+        return list(value)
+    _check_scalar(name, value)
+    return value
+
+
+def coerce_value(name, value, current):
+    """Returns `value` converted to the type of `current`, or raises UserError."""
+    expected = _type_name(current)
+    if isinstance(current, list):
+        if not isinstance(value, (list, tuple)):
+            raise UserError(f"hparam {name!r} expects a list, got {value!r}")
+        if not current:
+            return _validated(name, value)
+        return [coerce_value(name, item, current[0]) for item in value]
+    if isinstance(current, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(current, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(current, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(current, str):
+        if isinstance(value, str):
+            return value
+    raise UserError(f"hparam {name!r} expects {expected}, got {value!r}")
+
+
+def _parse_scalar(name, text, current):
+    """Parses the text of one override value as the type of `current`."""
+    if isinstance(current, bool):
+        lowered = text.lower()
+        if lowered in ("true", "1"):
+            return True
+        if lowered in ("false", "0"):
+            return False
+        raise UserError(f"hparam {name!r} expects a bool (true or false), got {text!r}")
+    if isinstance(current, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise UserError(f"hparam {name!r} expects an int, got {text!r}") from None
+    if isinstance(current, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise UserError(f"hparam {name!r} expects a float, got {text!r}") from None
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return text
+
+
+def _guess_scalar(text):
+    """Parses a list item when the current list is empty and gives no type."""
+    for parse in (int, float):
+        try:
+            return parse(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def parse_value(name, text, current):
+    """Parses the text of an override value as the type of `current` (a list type included)."""
+    text = text.strip()
+    if not isinstance(current, list):
+        return _parse_scalar(name, text, current)
+    if not (text.startswith("[") and text.endswith("]")):
+        raise UserError(f"hparam {name!r} expects a list such as [1,2], got {text!r}")
+    inner = text[1:-1].strip()
+    items = [item.strip() for item in inner.split(",")] if inner else []
+    if any(not item for item in items):
+        raise UserError(f"hparam {name!r}: empty item in list {text!r}")
+    if current:
+        return [_parse_scalar(name, item, current[0]) for item in items]
+    return [_guess_scalar(item) for item in items]
+
+
+def split_overrides(overrides):
+    """Splits 'a=1,b=[1,2],c=x' into [('a', '1'), ('b', '[1,2]'), ('c', 'x')].
+
+    Commas inside brackets belong to a list value. A fragment without '=' or with an empty
+    name is refused, naming the fragment.
+    """
+    fragments, depth, start = [], 0, 0
+    for i, char in enumerate(overrides):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth < 0:
+                raise UserError(f"malformed hparams {overrides!r}: unmatched ']'")
+        elif char == "," and depth == 0:
+            fragments.append(overrides[start:i])
+            start = i + 1
+    if depth != 0:
+        raise UserError(f"malformed hparams {overrides!r}: unmatched '['")
+    fragments.append(overrides[start:])
+    pairs = []
+    for fragment in fragments:
+        if not fragment.strip():
+            continue
+        name, sep, value = fragment.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise UserError(f"malformed hparams fragment {fragment.strip()!r}: expected name=value, "
+                            "e.g. --hparams=game=pong,epochs=1")
+        pairs.append((name, value))
+    return pairs
+
+
+class HParams:
+    """Named hyperparameters with attribute access, e.g. `hparams.learning_rate`."""
+
+    def __init__(self, **values):
+        self._values = {}
+        for name, value in values.items():
+            self.add_hparam(name, value)
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(f"unknown hparam {name!r}{did_you_mean(name, values)}")
+
+    def __setattr__(self, name, value):
+        if name == "_values":
+            super().__setattr__(name, value)
+        else:
+            self.set_hparam(name, value)
+
+    def __contains__(self, name):
+        return name in self._values
+
+    def __eq__(self, other):
+        return isinstance(other, HParams) and self._values == other._values
+
+    def __repr__(self):
+        return f"HParams({self.to_json()})"
+
+    def add_hparam(self, name, value):
+        """Adds a new name; its type is fixed from here on."""
+        if name in self._values:
+            raise ValueError(f"hparam {name!r} already exists; use set_hparam to change it")
+        if not name.isidentifier() or name.startswith("_"):
+            raise ValueError(f"bad hparam name {name!r}")
+        self._values[name] = _validated(name, value)
+
+    def set_hparam(self, name, value):
+        """Changes an existing value, keeping its type (an int may set a float)."""
+        if name not in self._values:
+            raise UserError(f"unknown hparam {name!r}{did_you_mean(name, self._values)}")
+        self._values[name] = coerce_value(name, value, self._values[name])
+
+    def get(self, name, default=None):
+        return self._values.get(name, default)
+
+    def values(self):
+        """A copy of all values as a plain dict, in the order they were added."""
+        return {name: list(v) if isinstance(v, list) else v for name, v in self._values.items()}
+
+    def copy(self):
+        return HParams(**self.values())
+
+    def parse(self, overrides):
+        """Applies an override string such as 'game=pong,epochs=1' to existing names."""
+        for name, text in split_overrides(overrides):
+            if name not in self._values:
+                raise UserError(f"unknown hparam {name!r}{did_you_mean(name, self._values)}")
+            self._values[name] = parse_value(name, text, self._values[name])
+        return self
+
+    def to_json(self, indent=None):
+        return json.dumps(self._values, indent=indent, sort_keys=indent is not None)
+
+    @classmethod
+    def from_json(cls, text):
+        values = json.loads(text)
+        if not isinstance(values, dict):
+            raise UserError("hparams JSON must be an object of name: value")
+        return cls(**values)

@@ -1,0 +1,28 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="rlkit",
+    version="0.1.0",
+    description="Model-based (SimPLe world models) and model-free deep RL on TensorFlow 2 / Keras 3.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["rlkit", "rlkit.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        "tensorflow>=2.18",
+        "tensorflow-probability>=0.25",
+        "tf-keras>=2.18",  # tensorflow-probability imports it
+        "tensorboard>=2.18",
+        "gymnasium>=1.0",
+        "ale-py>=0.11",  # ships the Atari ROMs and the native AtariVectorEnv
+        "opencv-python-headless>=4.8",  # frame resizing for gymnasium's AtariPreprocessing
+        "absl-py>=2.1",
+        "pygame>=2.5",
+        "gin-config>=0.5",
+        "google-cloud-storage>=2.14",
+        "numpy>=1.26",
+    ],
+    extras_require={
+        "test": ["pytest>=8"],
+    },
+)

@@ -1,0 +1,155 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from rlkit.data_generators.atari import AtariBatchEnv
+from rlkit.data_generators.batch_env import FrameStack
+from rlkit.data_generators.gym_env import gym_atari_batch_env
+from rlkit.data_generators.make_env import make_batch_env
+from rlkit.errors import UserError
+from rlkit.hparams import create_hparams
+
+
+def random_actions(env, rng):
+    return rng.integers(env.action_space.n, size=env.num_envs)
+
+
+def test_pong_shapes_dtypes_and_actions():
+    with make_batch_env(create_hparams("env_atari"), 3) as env:
+        assert env.observation_shape == (105, 80, 3)
+        assert env.action_meanings == ["NOOP", "FIRE", "RIGHT", "LEFT", "RIGHTFIRE", "LEFTFIRE"]
+        assert env.action_space.n == 6
+        observation = env.reset(seed=0)
+        assert observation.shape == (3, 105, 80, 3) and observation.dtype == np.uint8
+        step = env.step(np.array([0, 1, 2]))
+        assert step.observation.shape == (3, 105, 80, 3) and step.observation.dtype == np.uint8
+        for name in ("reward", "raw_reward", "episode_return"):
+            assert getattr(step, name).shape == (3,) and getattr(step, name).dtype == np.float32
+        assert step.terminated.dtype == np.bool_ and step.truncated.dtype == np.bool_
+        assert step.episode_length.dtype == np.int32
+
+
+def test_size_and_grayscale_are_configurable():
+    hparams = create_hparams("env_atari", "frame_height=84,frame_width=84,grayscale=true")
+    with make_batch_env(hparams, 2) as env:
+        assert env.reset(seed=0).shape == (2, 84, 84, 1)
+
+
+def test_cartpole_through_the_same_interface():
+    with make_batch_env(create_hparams("env_cartpole"), 4) as env:
+        assert env.action_meanings is None
+        observation = env.reset(seed=0)
+        assert observation.shape == (4, 4) and observation.dtype == np.float32
+        rng = np.random.default_rng(0)
+        finished = []
+        for _ in range(200):
+            step = env.step(random_actions(env, rng))
+            assert np.all(step.reward == 1.0)
+            finished += list(zip(step.episode_return[step.done], step.episode_length[step.done]))
+        assert finished
+        assert all(ret == length for ret, length in finished)  # +1 per step, unclipped
+
+
+def test_native_and_gymnasium_backends_give_identical_frames():
+    rng = np.random.default_rng(1)
+    with AtariBatchEnv("pong", 2, max_num_noops=0) as native, \
+            gym_atari_batch_env("pong", 2, max_num_noops=0) as fallback:
+        assert native.action_meanings == fallback.action_meanings
+        np.testing.assert_array_equal(native.reset(seed=0), fallback.reset(seed=0))
+        for _ in range(150):
+            actions = random_actions(native, rng)
+            a, b = native.step(actions), fallback.step(actions)
+            np.testing.assert_array_equal(a.observation, b.observation)
+            np.testing.assert_array_equal(a.raw_reward, b.raw_reward)
+
+
+def diverged_envs(max_num_noops):
+    """How many of 8 Pong envs, reset with the same seed base, differ from env 0 after 20 NOOPs."""
+    with AtariBatchEnv("pong", 8, max_num_noops=max_num_noops) as env:
+        env.reset(seed=0)
+        for _ in range(20):
+            observation = env.step(np.zeros(8, np.int64)).observation
+        return sum(bool((observation[i] != observation[0]).any()) for i in range(1, 8))
+
+
+def test_noops_at_reset_randomise_the_start():
+    assert diverged_envs(0) == 0   # Pong starts identically without no-ops
+    assert diverged_envs(8) >= 3   # random no-op counts put the envs out of step
+
+
+def test_same_seed_same_frames():
+    def run(seed):
+        rng = np.random.default_rng(0)
+        with AtariBatchEnv("pong", 2) as env:
+            frames = [env.reset(seed=seed)]
+            frames += [env.step(random_actions(env, rng)).observation for _ in range(60)]
+        return np.stack(frames)
+    np.testing.assert_array_equal(run(3), run(3))
+
+
+def test_rewards_are_clipped_for_learning_and_kept_raw_for_reporting():
+    rng = np.random.default_rng(0)
+    with AtariBatchEnv("space_invaders", 4, max_num_noops=0) as env:
+        env.reset(seed=0)
+        raw = []
+        for _ in range(300):
+            step = env.step(random_actions(env, rng))
+            np.testing.assert_array_equal(step.reward, np.sign(step.raw_reward))
+            raw.append(step.raw_reward)
+        assert np.max(raw) > 1  # Space Invaders scores 5..30 a hit
+
+
+@pytest.mark.parametrize("backend", ["native", "gymnasium"])
+def test_episode_frame_cap_truncates(backend):
+    make = AtariBatchEnv if backend == "native" else gym_atari_batch_env
+    with make("pong", 2, max_num_noops=0, max_episode_frames=400) as env:
+        env.reset(seed=0)
+        for t in range(1, 101):
+            step = env.step(np.zeros(2, np.int64))
+            assert step.truncated.all() == (t == 100), t
+        assert not step.terminated.any()
+        np.testing.assert_array_equal(step.episode_length, [100, 100])  # 400 frames / frame skip 4
+        assert env.step(np.zeros(2, np.int64)).episode_length.sum() == 0  # a new episode began
+
+
+def test_sticky_actions_change_the_trajectory():
+    def frames(sticky):
+        rng = np.random.default_rng(0)
+        with AtariBatchEnv("pong", 1, max_num_noops=0, sticky_actions=sticky) as env:
+            env.reset(seed=0)
+            return np.stack([env.step(random_actions(env, rng)).observation for _ in range(100)])
+    assert not np.array_equal(frames(False), frames(True))
+
+
+def test_frame_stack():
+    with AtariBatchEnv("pong", 2, max_num_noops=0, max_episode_frames=40) as env:
+        stack = FrameStack(env, 4)
+        stacked = stack.reset(seed=0)
+        assert stacked.shape == (2, 4, 105, 80, 3)
+        assert all(np.array_equal(stacked[:, i], stacked[:, 0]) for i in range(4))
+        history = [stacked[:, -1]]
+        for t in range(1, 10):
+            stacked, step = stack.step(np.array([2, 3]))
+            history.append(step.observation)
+            if t >= 3:
+                np.testing.assert_array_equal(stacked, np.stack(history[-4:], axis=1))
+        stacked, step = stack.step(np.array([2, 3]))  # step 10 ends the 40-frame episode
+        assert step.truncated.all()
+        for i in range(4):  # the new episode's first frame, four times, nothing from the old one
+            np.testing.assert_array_equal(stacked[:, i], step.observation)
+
+
+def test_gin_wrappers_run_atari_through_gymnasium():
+    hparams = create_hparams("env_atari", "max_num_noops=0")
+    with make_batch_env(hparams, 2, gym_wrappers=[lambda env: gym.wrappers.TimeLimit(env, 5)]) as env:
+        env.reset(seed=0)
+        dones = [env.step(np.zeros(2, np.int64)).truncated.all() for _ in range(5)]
+        assert dones == [False] * 4 + [True]
+
+
+@pytest.mark.parametrize("game, suggestion", [("pongg", "'pong'"), ("breakot", "'breakout'"),
+                                              ("CartPole-v9", "'CartPole-v1'")])
+def test_unknown_game_names_close_ones(game, suggestion):
+    with pytest.raises(UserError, match=f"unknown game '{game}'; did you mean") as error:
+        make_batch_env(create_hparams("env_atari", f"game={game}"), 1)
+    assert suggestion in str(error.value)
