@@ -93,20 +93,22 @@ class FrameStack:
     def __init__(self, env, k):
         self.env = env
         self.k = k
-        self.stack = np.zeros((env.num_envs, k) + tuple(env.observation_shape),
-                              env.observation_space.dtype)
+        self._stack = None
 
     def reset(self, seed=None):
         observation = self.env.reset(seed)
-        self.stack[:] = observation[:, None]
-        return self.stack.copy()
+        self._stack = np.repeat(observation[:, None], self.k, axis=1)
+        return self._stack
 
     def step(self, actions):
-        """Steps the env; returns (stacked observations, the env's Step)."""
+        """Steps the env; returns (stacked observations, the env's Step).
+
+        Each call returns a new array, so callers may keep the ones they were given.
+        """
         step = self.env.step(actions)
-        self.stack[:, :-1] = self.stack[:, 1:]
-        self.stack[:, -1] = step.observation
+        stack = np.concatenate([self._stack[:, 1:], step.observation[:, None]], axis=1)
         done = step.done
         if done.any():
-            self.stack[done] = step.observation[done][:, None]
-        return self.stack.copy(), step
+            stack[done] = step.observation[done][:, None]
+        self._stack = stack
+        return stack, step
