@@ -13,8 +13,8 @@ setup(
         "tensorflow-probability>=0.25",
         "tf-keras>=2.18",  # tensorflow-probability imports it
         "tensorboard>=2.18",
-        "gymnasium>=1.0",
-        "ale-py>=0.11",  # ships the Atari ROMs and the native AtariVectorEnv
+        "gymnasium>=1.1",  # AutoresetMode.SAME_STEP
+        "ale-py>=0.11.2",  # ships the Atari ROMs and the native AtariVectorEnv
         "opencv-python-headless>=4.8",  # frame resizing for gymnasium's AtariPreprocessing
         "absl-py>=2.1",
         "pygame>=2.5",

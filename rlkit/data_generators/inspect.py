@@ -13,6 +13,7 @@ import numpy as np
 from absl import flags
 
 from rlkit import cli
+from rlkit.errors import UserError
 from rlkit.data_generators import storage
 
 flags.DEFINE_string("export_png", None, "Write the frames as PNG images under this directory.")
@@ -60,20 +61,20 @@ def export_png(data, directory):
         for t, frame in enumerate(episode.frames):
             image = frame[..., 0] if frame.shape[-1] == 1 else cv2.cvtColor(frame, cv2.COLOR_RGB2BGR)
             if not cv2.imwrite(os.path.join(episode_dir, f"frame_{t:05d}.png"), image):
-                raise cli.UserError(f"cannot write PNG files to {episode_dir!r}")
+                raise UserError(f"cannot write PNG files to {episode_dir!r}")
             written += 1
     return written
 
 
 def main(argv):
     if len(argv) != 2:
-        raise cli.UserError("usage: python -m rlkit.data_generators.inspect DATA_DIR [--export_png=DIR]")
+        raise UserError("usage: python -m rlkit.data_generators.inspect DATA_DIR [--export_png=DIR]")
     data_dir = argv[1]
     if not os.path.isdir(data_dir):
-        raise cli.UserError(f"data dir {data_dir!r} does not exist")
+        raise UserError(f"data dir {data_dir!r} does not exist")
     data = storage.read_rollouts(data_dir)
     if not data.shards and not data.skipped:
-        raise cli.UserError(f"{data_dir!r} holds no shards (expected {data_dir}/epoch_*/shard_*.npz)")
+        raise UserError(f"{data_dir!r} holds no shards (expected {data_dir}/epoch_*/shard_*.npz)")
     print("\n".join(summarize(data)))
     if FLAGS.export_png:
         count = export_png(data, FLAGS.export_png)

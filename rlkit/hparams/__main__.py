@@ -7,6 +7,7 @@
 from absl import flags
 
 from rlkit import cli
+from rlkit.errors import UserError
 from rlkit.hparams import create_hparams, describe_hparams, list_hparams
 
 flags.DEFINE_bool("list", False, "Print the registered hparam sets.")
@@ -17,7 +18,7 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     if len(argv) > 1:
-        raise cli.UserError(f"unexpected arguments {argv[1:]}; use --list or --show=NAME")
+        raise UserError(f"unexpected arguments {argv[1:]}; use --list or --show=NAME")
     if FLAGS.show:
         print(create_hparams(FLAGS.show, FLAGS.hparams).to_json(indent=2))
     elif FLAGS.list:
@@ -26,7 +27,7 @@ def main(argv):
         for name in names:
             print(f"{name:<{width}}  {describe_hparams(name)}")
     else:
-        raise cli.UserError("nothing to do: pass --list or --show=NAME")
+        raise UserError("nothing to do: pass --list or --show=NAME")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from rlkit.hparams.registry import register_hparams
 
 @register_hparams
 def env_atari():
-    """SimPLe's Atari env: frame skip 4 with max-pool, 105x80 RGB, 1..8 no-ops, no sticky actions."""
+    """SimPLe's Atari env: frame skip 4 with max-pool, 105x80 RGB, up to 8 no-op steps, no sticky actions."""
     return HParams(
         # An Atari game in snake_case (pong, breakout, ms_pacman) or any gymnasium id (CartPole-v1).
         game="pong",
