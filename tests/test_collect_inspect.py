@@ -78,6 +78,7 @@ def test_bad_input_gets_one_line(cli, tmp_path):
                           "hparam 'num_envs' expects an int")
     assert_one_line_error(cli(collect, *TINY, "--hparams=game=pongg", f"--output_dir={out}"),
                           "unknown game 'pongg'; did you mean 'pong'")
+    assert not os.path.exists(out)  # refused before anything was written
     assert_one_line_error(cli(collect, *TINY, "--output_dir=/proc/rlkit_cannot_write_here"),
                           "cannot create output dir")
     assert_one_line_error(cli(collect, *TINY, f"--output_dir={out}", "--gin_bindings=make_batch_env.nope=1"),

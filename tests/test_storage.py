@@ -15,7 +15,8 @@ def fake_step(t, dones, raw_rewards):
     raw = np.asarray(raw_rewards, np.float32)
     zeros = np.zeros(NUM_ENVS)
     return Step(observation=None, reward=np.sign(raw), raw_reward=raw, terminated=done,
-                truncated=np.zeros(NUM_ENVS, bool), episode_return=zeros, episode_length=zeros)
+                truncated=np.zeros(NUM_ENVS, bool), episode_return=zeros,
+                episode_clipped_return=zeros, episode_length=zeros)
 
 
 def frames_at(t):

@@ -22,6 +22,7 @@ class Step:
     terminated: np.ndarray      # bool, the episode ended in the game
     truncated: np.ndarray       # bool, the episode hit its length cap
     episode_return: np.ndarray  # float32, unclipped return of the episode that ended (0 where not done)
+    episode_clipped_return: np.ndarray  # float32, its return in clipped rewards (0 where not done)
     episode_length: np.ndarray  # int32, agent steps of the episode that ended (0 where not done)
 
     @property
@@ -39,6 +40,7 @@ class BatchEnv(abc.ABC):
         self.action_meanings = action_meanings      # list of names for Atari, None otherwise
         self.clip_rewards = clip_rewards
         self._returns = np.zeros(num_envs, np.float32)
+        self._clipped_returns = np.zeros(num_envs, np.float32)
         self._lengths = np.zeros(num_envs, np.int32)
 
     @property
@@ -48,22 +50,25 @@ class BatchEnv(abc.ABC):
     def reset(self, seed=None):
         """Resets every env; with a seed, env i is seeded with seed + i. Returns observations."""
         self._returns[:] = 0
+        self._clipped_returns[:] = 0
         self._lengths[:] = 0
         return self._reset(seed)
 
     def step(self, actions):
         observation, raw_reward, terminated, truncated = self._step(np.asarray(actions))
         raw_reward = raw_reward.astype(np.float32)
+        reward = np.sign(raw_reward) if self.clip_rewards else raw_reward
         self._returns += raw_reward
+        self._clipped_returns += reward
         self._lengths += 1
         done = terminated | truncated
-        episode_return = np.where(done, self._returns, 0).astype(np.float32)
-        episode_length = np.where(done, self._lengths, 0).astype(np.int32)
-        self._returns[done] = 0
-        self._lengths[done] = 0
-        reward = np.sign(raw_reward) if self.clip_rewards else raw_reward
-        return Step(observation, reward, raw_reward, terminated, truncated, episode_return,
-                    episode_length)
+        step = Step(observation, reward, raw_reward, terminated, truncated,
+                    episode_return=np.where(done, self._returns, 0).astype(np.float32),
+                    episode_clipped_return=np.where(done, self._clipped_returns, 0).astype(np.float32),
+                    episode_length=np.where(done, self._lengths, 0).astype(np.int32))
+        for running_total in (self._returns, self._clipped_returns, self._lengths):
+            running_total[done] = 0
+        return step
 
     @abc.abstractmethod
     def _reset(self, seed):

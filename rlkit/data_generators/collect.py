@@ -13,7 +13,7 @@ from absl import flags, logging
 
 from rlkit import cli
 from rlkit.data_generators import storage
-from rlkit.data_generators.make_env import make_batch_env
+from rlkit.data_generators.make_env import check_game, make_batch_env
 from rlkit.progress import Progress
 
 cli.define_hparams_flags("collect_random")
@@ -53,6 +53,7 @@ def main(argv):
     del argv
     cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
     hparams = cli.load_hparams(FLAGS.hparams_set, FLAGS.hparams)
+    check_game(hparams.game)  # before anything is written, so a typo leaves no run dir behind
     cli.prepare_output_dir(FLAGS.output_dir, hparams)
     data_dir = os.path.join(FLAGS.output_dir, "data")
     done_steps = stored_steps(data_dir, FLAGS.epoch)

@@ -46,6 +46,8 @@ class GymBatchEnv(BatchEnv):
         return observation
 
     def _step(self, actions):
+        if isinstance(self.action_space, gym.spaces.Box):  # policies may sample past the bounds
+            actions = np.clip(actions, self.action_space.low, self.action_space.high)
         observation, reward, terminated, truncated, _ = self._env.step(actions)
         return observation, reward, terminated, truncated
 

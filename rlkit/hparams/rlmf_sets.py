@@ -1,0 +1,72 @@
+"""Model-free sets for `python -m rlkit.rl.trainer_model_free`: an env, a PPO set, a budget."""
+
+from rlkit.hparams.env_sets import env_atari
+from rlkit.hparams.registry import register_hparams
+
+
+@register_hparams
+def rlmf_original():
+    """SimPLe's model-free baseline: PPO with its original values on 105x80 RGB Atari."""
+    hparams = env_atari()
+    hparams.add_hparam("ppo_params", "ppo_original_params")
+    hparams.add_hparam("num_envs", 16)
+    hparams.add_hparam("num_env_steps", 10_000_000)
+    hparams.add_hparam("checkpoint_every_iterations", 100)
+    hparams.add_hparam("keep_checkpoints", 3)
+    hparams.add_hparam("eval_every_iterations", 500)
+    hparams.add_hparam("eval_num_episodes", 8)   # one per eval env, for greedy and for sampled
+    hparams.add_hparam("eval_max_steps", 27000)  # agent steps; 108,000 frames
+    return hparams
+
+
+@register_hparams
+def rlmf_base():
+    """Long PPO training on Pong with SimPLe's policy network."""
+    hparams = rlmf_original()
+    hparams.num_env_steps = 20_000_000
+    hparams.ppo_params = "ppo_atari_nature_params"
+    hparams.add_hparam("ppo_policy_network", "simple_policy_cnn")
+    hparams.num_envs = 8
+    return hparams
+
+
+@register_hparams
+def rlmf_nature():
+    """PPO on 84x84 grayscale Atari with the Nature CNN."""
+    hparams = rlmf_base()
+    hparams.ppo_policy_network = "nature_cnn"
+    hparams.frame_height = 84
+    hparams.frame_width = 84
+    hparams.grayscale = True
+    return hparams
+
+
+@register_hparams
+def rlmf_tiny():
+    """A few PPO iterations on Pong: for tests and the demo."""
+    hparams = rlmf_original()
+    hparams.num_envs = 2
+    hparams.num_env_steps = 4 * 2 * 16
+    hparams.add_hparam("ppo_rollout_length", 16)
+    hparams.checkpoint_every_iterations = 1
+    hparams.eval_every_iterations = 2
+    hparams.eval_num_episodes = 2
+    hparams.eval_max_steps = 20
+    return hparams
+
+
+@register_hparams
+def rlmf_cartpole():
+    """PPO on CartPole-v1: reaches the 500 cap within 100K steps."""
+    hparams = env_atari()
+    hparams.game = "CartPole-v1"
+    hparams.frame_stack_size = 1
+    hparams.add_hparam("ppo_params", "ppo_cartpole_params")
+    hparams.add_hparam("num_envs", 8)
+    hparams.add_hparam("num_env_steps", 100_000)
+    hparams.add_hparam("checkpoint_every_iterations", 50)
+    hparams.add_hparam("keep_checkpoints", 3)
+    hparams.add_hparam("eval_every_iterations", 50)
+    hparams.add_hparam("eval_num_episodes", 8)
+    hparams.add_hparam("eval_max_steps", 500)
+    return hparams

@@ -1,0 +1,1 @@
+"""Networks and models, registered by name and chosen by hparams."""

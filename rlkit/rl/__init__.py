@@ -1,0 +1,1 @@
+"""Learners, rollout loops and the trainer commands."""

@@ -1,0 +1,77 @@
+"""Rollout loops shared by trainers, the evaluator and the player: plain functions over a
+frame-stacked BatchEnv and an `act` function."""
+
+import dataclasses
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Rollout:
+    """`num_steps` steps of N envs, time first."""
+    observations: np.ndarray  # [T, N, ...] what the actions were taken on
+    actions: np.ndarray       # [T, N]
+    log_probs: np.ndarray     # [T, N] of the actions under the acting policy
+    values: np.ndarray        # [T, N]
+    rewards: np.ndarray       # [T, N] clipped rewards for learning
+    dones: np.ndarray         # [T, N]
+    last_values: np.ndarray   # [N] value of the observation after the last step
+
+
+@dataclasses.dataclass
+class EpisodeStats:
+    """Episodes that ended during a rollout."""
+    returns: list = dataclasses.field(default_factory=list)          # unclipped
+    clipped_returns: list = dataclasses.field(default_factory=list)
+    lengths: list = dataclasses.field(default_factory=list)
+
+    def add(self, step):
+        done = step.done
+        self.returns += step.episode_return[done].tolist()
+        self.clipped_returns += step.episode_clipped_return[done].tolist()
+        self.lengths += step.episode_length[done].tolist()
+
+
+def collect_rollout(env, observation, act, num_steps):
+    """Steps a FrameStack `env` from `observation` with `act(observation) -> (actions, log_probs, values)`.
+
+    `act` is called once more on the final observation for its value. Returns
+    (Rollout, the next observation, EpisodeStats of episodes that ended).
+    """
+    columns = {name: [] for name in ("observations", "actions", "log_probs", "values", "rewards", "dones")}
+    stats = EpisodeStats()
+    for _ in range(num_steps):
+        actions, log_probs, values = act(observation)
+        next_observation, step = env.step(actions)
+        for name, value in zip(columns, (observation, actions, log_probs, values, step.reward, step.done)):
+            columns[name].append(value)
+        stats.add(step)
+        observation = next_observation
+    _, _, last_values = act(observation)
+    rollout = Rollout(**{name: np.stack(values) for name, values in columns.items()},
+                      last_values=last_values)
+    return rollout, observation, stats
+
+
+def run_episodes(env, act, max_steps, seed=None):
+    """Runs one episode in each env of a FrameStack `env` with `act(observation) -> actions`.
+
+    An env whose episode ends stops counting; after `max_steps` agent steps the episodes still
+    running end there and report the return so far. Returns EpisodeStats, one entry per env.
+    """
+    observation = env.reset(seed=seed)
+    num_envs = observation.shape[0]
+    finished = np.zeros(num_envs, bool)
+    returns = np.zeros(num_envs, np.float64)
+    clipped = np.zeros(num_envs, np.float64)
+    lengths = np.zeros(num_envs, np.int64)
+    for _ in range(max_steps):
+        observation, step = env.step(act(observation))
+        running = ~finished
+        returns += np.where(running, step.raw_reward, 0)
+        clipped += np.where(running, step.reward, 0)
+        lengths += running
+        finished |= step.done
+        if finished.all():
+            break
+    return EpisodeStats(returns.tolist(), clipped.tolist(), lengths.tolist())

@@ -1,0 +1,88 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rlkit.hparams import create_hparams
+from rlkit.rl.ppo import learning_rate_at, policy_distribution, ppo_loss
+from rlkit.rl.returns import gae
+from rlkit.rl.trainer_model_free import train
+
+
+def test_gae_matches_a_hand_computed_example():
+    # gamma 0.9, lambda 0.8; the episode ends after step 1, so step 1 bootstraps nothing.
+    # t=2: delta = 2 + 0.9*0.6 - 0.3 = 2.24                     A = 2.24
+    # t=1: delta = 0 - 0.4 = -0.4                               A = -0.4
+    # t=0: delta = 1 + 0.9*0.4 - 0.5 = 0.86,   A = 0.86 + 0.72*(-0.4) = 0.572
+    rewards = np.array([[1.0], [0.0], [2.0]], np.float32)
+    values = np.array([[0.5], [0.4], [0.3]], np.float32)
+    dones = np.array([[False], [True], [False]])
+    advantages, returns = gae(rewards, values, dones, np.array([0.6], np.float32), 0.9, 0.8)
+    np.testing.assert_allclose(advantages[:, 0], [0.572, -0.4, 2.24], rtol=1e-6)
+    np.testing.assert_allclose(returns[:, 0], [1.072, 0.0, 2.54], rtol=1e-6)
+
+
+def test_gae_treats_envs_independently():
+    rng = np.random.default_rng(0)
+    rewards, values = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    dones = rng.random((5, 3)) < 0.3
+    last = rng.normal(size=3)
+    joint, _ = gae(rewards, values, dones, last, 0.99, 0.95)
+    for env in range(3):
+        alone, _ = gae(rewards[:, env:env + 1], values[:, env:env + 1], dones[:, env:env + 1],
+                       last[env:env + 1], 0.99, 0.95)
+        np.testing.assert_allclose(joint[:, env], alone[:, 0], rtol=1e-6)
+
+
+def test_ppo_loss_matches_a_hand_computed_example():
+    # ratios 1.5 (advantage +1) and 0.5 (advantage -1), clip 0.2:
+    #   sample 0: max(-1.5, -1.2) = -1.2;  sample 1: max(0.5, 0.8) = 0.8  -> policy loss -0.2
+    #   value loss 0.5 * mean(1^2, 2^2) = 1.25;  entropy mean(0.3, 0.5) = 0.4
+    #   loss = -0.2 + 0.5 * 1.25 - 0.01 * 0.4 = 0.421
+    #   approx KL = mean(0.5 - ln 1.5, -0.5 + ln 2) = mean(0.0945349, 0.1931472)
+    loss, metrics = ppo_loss(
+        log_probs=tf.constant(np.log([1.5, 0.5]), tf.float32), entropy=tf.constant([0.3, 0.5]),
+        values=tf.constant([1.0, 2.0]), old_log_probs=tf.constant([0.0, 0.0]),
+        advantages=tf.constant([1.0, -1.0]), returns=tf.constant([0.0, 4.0]),
+        clip_coef=0.2, value_coef=0.5, entropy_coef=0.01)
+    assert set(metrics) == {"loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"}
+    np.testing.assert_allclose(float(loss), 0.421, rtol=1e-6)
+    np.testing.assert_allclose(float(metrics["policy_loss"]), -0.2, rtol=1e-6)
+    np.testing.assert_allclose(float(metrics["value_loss"]), 1.25, rtol=1e-6)
+    np.testing.assert_allclose(float(metrics["entropy"]), 0.4, rtol=1e-6)
+    np.testing.assert_allclose(float(metrics["approx_kl"]), (0.0945349 + 0.1931472) / 2, rtol=1e-5)
+    assert float(metrics["clip_fraction"]) == 1.0
+
+
+def test_ppo_loss_gradient_vanishes_outside_the_clip_range():
+    log_probs = tf.Variable(np.log([1.5]).astype(np.float32))
+    with tf.GradientTape() as tape:
+        loss, _ = ppo_loss(log_probs, tf.constant([0.0]), tf.constant([0.0]), tf.constant([0.0]),
+                           tf.constant([1.0]), tf.constant([0.0]), 0.2, 0.5, 0.0)
+    assert float(tape.gradient(loss, log_probs)[0]) == 0.0
+
+
+def test_policy_distributions():
+    categorical = policy_distribution(tf.constant([[0.0, 2.0, 0.0]]), gym.spaces.Discrete(3))
+    assert categorical.sample().shape == (1,)
+    gaussian = policy_distribution(tf.constant([[0.5, -1.0, 0.0, np.log(2.0)]]),
+                                   gym.spaces.Box(-1, 1, (2,)))
+    np.testing.assert_allclose(gaussian.mean().numpy(), [[0.5, -1.0]])
+    np.testing.assert_allclose(gaussian.stddev().numpy(), [[1.0, 2.0]], rtol=1e-6)
+    assert gaussian.log_prob(tf.zeros([1, 2])).shape == (1,)
+
+
+def test_learning_rate_schedules():
+    hparams = create_hparams("ppo_cartpole_params")
+    assert learning_rate_at(hparams, 0.0) == pytest.approx(1e-3)
+    assert learning_rate_at(hparams, 0.75) == pytest.approx(2.5e-4)
+    hparams.learning_rate_schedule = "constant"
+    assert learning_rate_at(hparams, 0.75) == pytest.approx(1e-3)
+
+
+def test_ppo_learns_cartpole_within_100k_steps(tmp_path):
+    """Seeded learning check: greedy mean return over 8 episodes >= 400 (500 is the cap)."""
+    hparams = create_hparams("rlmf_cartpole")
+    result = train(hparams, str(tmp_path), seed=0)
+    assert result["env_steps"] <= 100_000
+    assert result["eval/greedy_return"] >= 400, result

@@ -1,0 +1,139 @@
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import tensorflow as tf
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from conftest import assert_one_line_error
+from rlkit.hparams import create_hparams
+from rlkit.rl.trainer_model_free import train
+
+TRAINER = "rlkit.rl.trainer_model_free"
+TINY = ["--hparams_set=rlmf_tiny"]
+
+
+def saved_env_steps(output_dir):
+    reader = tf.train.load_checkpoint(os.path.join(output_dir, "checkpoints"))
+    return int(reader.get_tensor("env_steps/.ATTRIBUTES/VARIABLE_VALUE"))
+
+
+def scalar_tags(event_dir):
+    accumulator = EventAccumulator(event_dir)
+    accumulator.Reload()
+    return accumulator, set(accumulator.Tags()["tensors"]) | set(accumulator.Tags()["scalars"])
+
+
+def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(cli, tmp_path):
+    out = str(tmp_path / "run")
+    result = cli(TRAINER, *TINY, f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "128/128 steps (100%) | iteration 4/4" in result.stderr
+    assert "ETA" in result.stderr and "steps/s" in result.stderr
+    for name in ("hparams.json", "operative_config.gin", "command.txt", "policy/saved_model.pb"):
+        assert os.path.exists(os.path.join(out, name)), name
+    assert "Adam.beta_1 = 0.9" in open(os.path.join(out, "operative_config.gin")).read()
+    assert len(glob.glob(os.path.join(out, "checkpoints", "ckpt-*.index"))) == 3  # keep_checkpoints
+    assert saved_env_steps(out) == 128
+
+    train_events, tags = scalar_tags(os.path.join(out, "train"))
+    for tag in ("losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
+                "losses/clip_fraction", "charts/learning_rate", "charts/env_steps_per_second"):
+        assert tag in tags, tag
+    steps = [event.step for event in train_events.Tensors("losses/policy_loss")]
+    assert steps == [32, 64, 96, 128]
+    _, eval_tags = scalar_tags(os.path.join(out, "eval"))
+    assert {"eval/greedy_return", "eval/sampled_return", "eval/greedy_clipped_return"} <= eval_tags
+
+
+def test_exported_policy_acts_without_rlkit(cli, tmp_path):
+    out = str(tmp_path / "run")
+    assert cli(TRAINER, *TINY, f"--output_dir={out}").returncode == 0
+    script = f"""
+import sys
+import numpy as np
+import tensorflow as tf
+policy = tf.saved_model.load({os.path.join(out, "policy")!r})
+frames = np.random.default_rng(0).integers(0, 255, (3, 4, 105, 80, 3)).astype(np.uint8)
+greedy = policy.act(frames, 0.0)
+again = policy.act(frames, 0.0)
+sampled = policy.act(frames, 1.0)
+assert greedy["action"].shape == (3,) and greedy["value"].shape == (3,)
+assert np.array_equal(greedy["action"], again["action"])
+assert set(sampled["action"].numpy()) <= set(range(6))
+serving = policy.signatures["serving_default"](observation=frames, temperature=tf.constant(0.0))
+assert np.array_equal(serving["action"], greedy["action"])
+assert not any(name == "rlkit" or name.startswith("rlkit.") for name in sys.modules)
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=str(tmp_path), timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
+
+
+def test_killed_run_resumes_with_the_step_count_continuing(cli, tmp_path):
+    args = [*TINY, "--hparams=num_env_steps=384"]  # 12 iterations of 32 steps
+    uninterrupted = str(tmp_path / "uninterrupted")
+    assert cli(TRAINER, *args, f"--output_dir={uninterrupted}").returncode == 0
+
+    out = str(tmp_path / "killed")
+    process = subprocess.Popen([sys.executable, "-m", TRAINER, *args, f"--output_dir={out}"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and not glob.glob(os.path.join(out, "checkpoints", "ckpt-3.index")):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    killed_at = saved_env_steps(out)
+    assert 96 <= killed_at < 384
+
+    resumed = cli(TRAINER, *args, f"--output_dir={out}")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"at iteration {killed_at // 32}, {killed_at} env steps" in resumed.stderr
+    assert f"{killed_at + 32}/384 steps" in resumed.stderr  # the counter continues
+    assert saved_env_steps(out) == saved_env_steps(uninterrupted) == 384
+    accumulator, _ = scalar_tags(os.path.join(out, "train"))
+    assert max(event.step for event in accumulator.Tensors("losses/policy_loss")) == 384
+
+
+def test_same_seed_same_returns(tmp_path):
+    hparams = create_hparams("rlmf_cartpole", "num_env_steps=1024,eval_every_iterations=2")
+    first = train(hparams, str(tmp_path / "a"), seed=3)
+    second = train(hparams, str(tmp_path / "b"), seed=3)
+    other = train(hparams, str(tmp_path / "c"), seed=4)
+    assert first == second
+    assert first != other
+
+
+def test_bad_input_gets_one_line_and_keeps_what_exists(cli, tmp_path):
+    out = str(tmp_path / "run")
+    assert_one_line_error(cli(TRAINER, "--hparams_set=rlmf_tny", f"--output_dir={out}"),
+                          "unknown hparams set 'rlmf_tny'", "rlmf_tiny")
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=ppo_learning_rat=0.1", f"--output_dir={out}"),
+                          "did you mean 'ppo_learning_rate'")
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=num_envs=[1]", f"--output_dir={out}"),
+                          "expects an int")
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=game=pongg", f"--output_dir={out}"),
+                          "unknown game 'pongg'")
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=ppo_policy_network=resnet", f"--output_dir={out}"),
+                          "unknown model 'resnet'")
+    assert_one_line_error(cli(TRAINER, *TINY, "--output_dir=/proc/rlkit/run"), "cannot create output dir")
+    assert not os.path.exists(out)  # every mistake above was refused before anything was written
+
+    # A checkpoint written by another network (Breakout has 4 actions, Pong 6) is refused.
+    assert cli(TRAINER, *TINY, f"--output_dir={out}").returncode == 0
+    other = str(tmp_path / "breakout")
+    assert cli(TRAINER, *TINY, "--hparams=game=breakout", f"--output_dir={other}").returncode == 0
+    shutil.rmtree(os.path.join(out, "checkpoints"))
+    shutil.copytree(os.path.join(other, "checkpoints"), os.path.join(out, "checkpoints"))
+    before = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)}
+    assert_one_line_error(cli(TRAINER, *TINY, f"--output_dir={out}"), "cannot restore checkpoint",
+                          "simple_policy_cnn")
+    after = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)
+             if not p.endswith("command.txt")}
+    assert after == {p: t for p, t in before.items() if not p.endswith("command.txt")}
