@@ -12,6 +12,7 @@ Prints a/b and a/c.
 import argparse
 import time
 
+import rlkit  # noqa: F401  (before TensorFlow: rlkit turns on TensorFlow's oneDNN CPU kernels)
 import keras
 import numpy as np
 import tensorflow as tf

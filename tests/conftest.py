@@ -4,6 +4,8 @@ import sys
 
 import pytest
 
+import rlkit  # noqa: F401  (first, so TensorFlow starts with rlkit's settings, as in the commands)
+
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 

@@ -5,6 +5,8 @@ The ROMs ship in ale-py's wheel. Frame skip with max-pool over the last two fram
 run natively in C++ threads; rlkit only clips rewards and counts returns on top.
 """
 
+import os
+
 import ale_py
 import gymnasium as gym
 import numpy as np
@@ -56,6 +58,9 @@ class AtariBatchEnv(BatchEnv):
             reward_clipping=False,  # unclipped scores are reported; BatchEnv clips for learning
             use_fire_reset=False, episodic_life=False,
             autoreset_mode="SameStep",
+            # One thread per core: ale-py's default of one per env oversubscribes small machines
+            # (8 envs on 2 cores: 3,980 vs 4,400 steps/s).
+            num_threads=min(num_envs, len(os.sched_getaffinity(0))),
         )
         single = self._env.single_observation_space
         frame_shape = single.shape[1:] + ((1,) if grayscale else ())
