@@ -14,12 +14,11 @@ import time
 
 import rlkit  # noqa: F401  (before TensorFlow: rlkit turns on TensorFlow's oneDNN CPU kernels)
 import keras
-import numpy as np
 import tensorflow as tf
 
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import make_batch_env
-from rlkit.hparams import create_hparams
+from rlkit.hparams import create_hparams, referenced_hparams
 from rlkit.rl.rollout import collect_rollout
 from rlkit.rl.trainer_model_free import build_learner
 
@@ -81,7 +80,6 @@ def stable_baselines3_ppo(iterations):
 
 
 def learner_hparams():
-    from rlkit.hparams import referenced_hparams
     return referenced_hparams(HPARAMS, "ppo")
 
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -56,7 +55,6 @@ def test_exported_policy_acts_without_rlkit(cli, tmp_path):
     assert cli(TRAINER, *TINY, f"--output_dir={out}").returncode == 0
     script = f"""
 import sys
-import numpy as np
 import tensorflow as tf
 policy = tf.saved_model.load({os.path.join(out, "policy")!r})
 frames = np.random.default_rng(0).integers(0, 255, (3, 4, 105, 80, 3)).astype(np.uint8)

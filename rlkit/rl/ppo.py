@@ -8,29 +8,14 @@ the world model.
 
 import gin
 import gymnasium as gym
-import keras
 import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 
+from rlkit.models.optimizers import make_optimizer
 from rlkit.rl.returns import gae
 
 tfd = tfp.distributions
-
-# Registered with gin so a run's operative_config.gin records the optimizer and its settings.
-Adam = gin.external_configurable(keras.optimizers.Adam, module="keras.optimizers")
-gin.external_configurable(keras.optimizers.RMSprop, module="keras.optimizers")
-gin.external_configurable(keras.optimizers.SGD, module="keras.optimizers")
-
-
-@gin.configurable(allowlist=["optimizer"])
-def make_optimizer(learning_rate, optimizer=Adam):
-    """The optimizer PPO steps with; swap it with gin (`make_optimizer.optimizer = @keras.optimizers.RMSprop`).
-
-    The learning rate comes from hparams and is set each iteration by the schedule.
-    """
-    return optimizer(learning_rate=learning_rate)
-
 
 def learning_rate_at(hparams, progress):
     """The learning rate `progress` (0..1) of the way through training."""
@@ -87,7 +72,8 @@ class PPOLearner:
         self.network = network
         self.action_space = action_space
         self.hparams = hparams
-        self.optimizer = make_optimizer(hparams.learning_rate)
+        with gin.config_scope("ppo"):
+            self.optimizer = make_optimizer(hparams.learning_rate)
         self.optimizer.build(network.trainable_variables)
         self.rng = tf.random.Generator.from_seed(seed)
         self._discrete = isinstance(action_space, gym.spaces.Discrete)

@@ -16,9 +16,9 @@ import tensorflow as tf
 from absl import flags, logging
 
 from rlkit import cli
+from rlkit.checkpoints import restore_latest
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import check_game, make_batch_env
-from rlkit.errors import UserError
 from rlkit.hparams import referenced_hparams
 from rlkit.models import policy_networks  # noqa: F401  (registers the networks)
 from rlkit.models.registry import get_model
@@ -37,20 +37,6 @@ def build_learner(hparams, env, seed):
     network = get_model(ppo.policy_network)(observation_shape, env.observation_space.dtype,
                                             env.action_space, ppo)
     return PPOLearner(network, env.action_space, ppo, seed)
-
-
-def restore_latest(checkpoint, manager, network_name):
-    """Restores the newest checkpoint, if any; one clear error when it does not fit."""
-    latest = manager.latest_checkpoint
-    if not latest:
-        return False
-    try:
-        checkpoint.restore(latest).assert_existing_objects_matched()
-    except (ValueError, AssertionError, tf.errors.OpError) as e:
-        reason = " ".join(str(e).split())[:200]
-        raise UserError(f"cannot restore checkpoint {latest} into network {network_name!r} ({reason}); "
-                        "resume with the hparams that wrote it, or choose a new --output_dir") from None
-    return True
 
 
 def evaluate(learner, eval_env, max_steps, seed):
@@ -83,7 +69,7 @@ def train(hparams, output_dir, seed):
     checkpoint = tf.train.Checkpoint(iteration=iteration, env_steps=env_steps, **learner.checkpointables())
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, "checkpoints"),
                                          max_to_keep=hparams.keep_checkpoints)
-    if restore_latest(checkpoint, manager, ppo.policy_network):
+    if restore_latest(checkpoint, manager, f"network {ppo.policy_network!r}"):
         logging.info("Resumed from %s at iteration %d, %d env steps", manager.latest_checkpoint,
                      int(iteration), int(env_steps))
     cli.write_operative_config(output_dir)
