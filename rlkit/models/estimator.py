@@ -1,0 +1,142 @@
+"""An Estimator-style training layer on Keras 3, in place of the removed tf.estimator.
+
+A model is a `keras.Model` registered with `@register_model` whose builder takes hparams, and
+which defines
+
+    loss_and_metrics(features, training) -> (loss, metrics)  # scalar, dict of scalars
+    infer(features) -> dict of predictions
+
+`Estimator(model_name, hparams, model_dir)` trains it with `train(input_fn, max_steps)`,
+resuming from the newest checkpoint in model_dir and counting a global step; `evaluate`
+returns averaged metrics and writes them to TensorBoard; `predict` yields predictions.
+`input_fn()` returns a `tf.data.Dataset` of feature dicts. Under mixed precision a model
+computes in float16 and casts to float32 for its losses.
+"""
+
+import itertools
+import os
+import time
+
+import gin
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from rlkit.checkpoints import restore_latest
+from rlkit.models.optimizers import make_optimizer
+from rlkit.models.registry import get_model
+from rlkit.progress import Progress
+
+
+class Estimator:
+    """Trains, evaluates and runs one registered model in `model_dir`."""
+
+    def __init__(self, model_name, hparams, model_dir, save_checkpoints_steps=1000,
+                 save_summary_steps=100, keep_checkpoints=5, mixed_precision=False):
+        self.model_name = model_name
+        self.hparams = hparams
+        self.model_dir = model_dir
+        self.save_checkpoints_steps = save_checkpoints_steps
+        self.save_summary_steps = save_summary_steps
+        self.model = self._build_model(model_name, hparams, mixed_precision)
+        with gin.config_scope(model_name):
+            optimizer = make_optimizer(hparams.learning_rate, default=keras.optimizers.Adam)
+        self.optimizer = keras.optimizers.LossScaleOptimizer(optimizer) if mixed_precision else optimizer
+        self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        self._checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer,
+                                               global_step=self.global_step)
+        self._manager = tf.train.CheckpointManager(self._checkpoint, model_dir, max_to_keep=keep_checkpoints)
+        self._restored = False
+        self._writers = {}
+
+    @staticmethod
+    def _build_model(model_name, hparams, mixed_precision):
+        """The registered model; with mixed precision (for GPUs) its layers compute in float16
+        and keep float32 variables. The global dtype policy is left as it was."""
+        previous = keras.config.dtype_policy()
+        if mixed_precision:
+            keras.config.set_dtype_policy("mixed_float16")
+        try:
+            return get_model(model_name)(hparams)
+        finally:
+            keras.config.set_dtype_policy(previous)
+
+    def _writer(self, name):
+        if name not in self._writers:
+            self._writers[name] = tf.summary.create_file_writer(os.path.join(self.model_dir, name))
+        return self._writers[name]
+
+    def _build_and_restore(self, features):
+        """Creates the variables from one batch, then loads the newest checkpoint if there is one."""
+        if self._restored:
+            return
+        self.model.loss_and_metrics(features, training=False)
+        self.optimizer.build(self.model.trainable_variables)
+        if restore_latest(self._checkpoint, self._manager, f"model {self.model_name!r}"):
+            logging.info("Restored %s at global step %d", self._manager.latest_checkpoint,
+                         int(self.global_step))
+        self._restored = True
+
+    @tf.function(reduce_retracing=True)
+    def _train_step(self, features):
+        with tf.GradientTape() as tape:
+            loss, metrics = self.model.loss_and_metrics(features, training=True)
+            scaled_loss = self.optimizer.scale_loss(loss)
+        variables = self.model.trainable_variables
+        gradients = tape.gradient(scaled_loss, variables)
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        self.global_step.assign_add(1)
+        return dict(metrics, loss=loss)
+
+    def train(self, input_fn, max_steps):
+        """Trains until the global step reaches `max_steps`; returns the final global step."""
+        dataset = iter(input_fn())
+        first = next(dataset)
+        self._build_and_restore(first)
+        dataset = itertools.chain([first], dataset)
+        progress = Progress(max_steps, int(self.global_step), unit="steps")
+        window, start = [], time.monotonic()
+        while int(self.global_step) < max_steps:
+            metrics = self._train_step(next(dataset))
+            window.append(metrics)
+            step = int(self.global_step)
+            if step % self.save_summary_steps == 0 or step == max_steps:
+                means = {name: float(np.mean([m[name] for m in window])) for name in window[0]}
+                means["global_steps_per_second"] = len(window) / (time.monotonic() - start)
+                self.write_summaries("train", step, means)
+                logging.info(progress.line(step, loss=means["loss"]))
+                window, start = [], time.monotonic()
+            if step % self.save_checkpoints_steps == 0 or step == max_steps:
+                self._manager.save(checkpoint_number=step)
+        return int(self.global_step)
+
+    def evaluate(self, input_fn, steps):
+        """Mean of each metric over `steps` batches, written to model_dir/eval at the global step."""
+        dataset = iter(input_fn())
+        first = next(dataset)
+        self._build_and_restore(first)
+        batches = [first] + [next(dataset) for _ in range(steps - 1)]
+        history = []
+        for features in batches:
+            loss, metrics = self.model.loss_and_metrics(features, training=False)
+            history.append(dict(metrics, loss=loss))
+        results = {name: float(np.mean([m[name] for m in history])) for name in history[0]}
+        self.write_summaries("eval", int(self.global_step), results)
+        return dict(results, global_step=int(self.global_step))
+
+    def predict(self, input_fn):
+        """Yields the model's predictions for each batch, as numpy dicts."""
+        for features in input_fn():
+            self._build_and_restore(features)
+            yield {name: value.numpy() for name, value in self.model.infer(features).items()}
+
+    def write_summaries(self, name, step, scalars, images=None):
+        """Scalars (and optional uint8 image batches) under model_dir/name at `step`."""
+        writer = self._writer(name)
+        with writer.as_default(step=step):
+            for tag, value in scalars.items():
+                tf.summary.scalar(tag, value)
+            for tag, value in (images or {}).items():
+                tf.summary.image(tag, value, max_outputs=len(value))
+        writer.flush()
