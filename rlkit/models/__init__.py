@@ -1,1 +1,6 @@
-"""Networks and models, registered by name and chosen by hparams."""
+"""Networks and models, registered by name and chosen by hparams.
+
+Importing this package registers every model rlkit ships.
+"""
+
+from rlkit.models import next_frame, policy_networks  # noqa: F401  (registers the models)

@@ -20,7 +20,6 @@ from rlkit.checkpoints import restore_latest
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import check_game, make_batch_env
 from rlkit.hparams import referenced_hparams
-from rlkit.models import policy_networks  # noqa: F401  (registers the networks)
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
 from rlkit.rl.policy_export import export_policy

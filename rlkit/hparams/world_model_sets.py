@@ -1,0 +1,40 @@
+"""World-model hparam sets (rlkit.models.next_frame), at SimPLe's sizes and tiny ones for tests."""
+
+from rlkit.hparams.hparam import HParams
+from rlkit.hparams.registry import register_hparams
+
+
+@register_hparams
+def next_frame_basic_deterministic():
+    """SimPLe's deterministic world model: hidden 64, 6 compress steps, 1 target frame."""
+    return HParams(
+        model="next_frame_basic_deterministic",
+        frame_height=105,
+        frame_width=80,
+        num_channels=3,
+        num_actions=18,  # ALE's full action set: any game's minimal set indexes into it
+        num_context_frames=4,
+        num_target_frames=1,
+        hidden_size=64,
+        num_compress_steps=6,
+        filter_double_steps=2,
+        num_hidden_layers=2,
+        dropout=0.1,
+        pixel_loss_cutoff=0.03,
+        reward_loss_coef=1.0,
+        learning_rate=1e-3,
+        batch_size=4,
+    )
+
+
+@register_hparams
+def next_frame_basic_deterministic_tiny():
+    """A deterministic world model small enough to train in CPU tests."""
+    hparams = next_frame_basic_deterministic()
+    hparams.hidden_size = 8
+    hparams.num_compress_steps = 2
+    hparams.filter_double_steps = 1
+    hparams.num_hidden_layers = 1
+    hparams.dropout = 0.0
+    hparams.learning_rate = 1e-2
+    return hparams

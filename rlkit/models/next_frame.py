@@ -1,0 +1,148 @@
+"""SimPLe's deterministic video-prediction world model (`next_frame_basic_deterministic`).
+
+From the last `num_context_frames` frames and the action taken on the last of them, predict
+the next frame as a 256-way softmax per pixel and channel, and the reward as 3 classes
+(-1, 0, +1). Architecture, as in tensor2tensor's NextFrameBasicDeterministic:
+
+    stacked context frames -> pointwise Dense(hidden_size)
+    encoder: num_compress_steps x [4x4 stride-2 conv, layer norm]; filters double for the
+             first filter_double_steps steps
+    middle:  action injected (x * sigmoid(Dense(a)) + Dense(a)), then num_hidden_layers
+             residual 3x3 convs with layer norm; the reward head reads the mean of this
+    decoder: per step, action injected, 4x4 stride-2 transposed conv, cropped, added to the
+             encoder's input at that resolution (U-Net skip), layer norm
+    output:  pointwise Dense(channels x 256) -> per-pixel, per-channel logits
+
+Features are windows from `storage.window_dataset`: frames [B, L, H, W, C] uint8, actions
+[B, L], rewards [B, L] in -1..1; frame i+1 follows action i, which earned reward i.
+"""
+
+import keras
+import tensorflow as tf
+from keras import layers
+
+from rlkit.models.registry import register_model
+
+NUM_REWARD_CLASSES = 3  # rewards -1, 0, +1, shifted to classes 0, 1, 2
+NUM_PIXEL_VALUES = 256
+
+
+class ActionInjection(layers.Layer):
+    """x * sigmoid(Dense(a)) + Dense(a): the action gates and shifts every position's features."""
+
+    def __init__(self, channels, **kwargs):
+        super().__init__(**kwargs)
+        self.gate = layers.Dense(channels)
+        self.shift = layers.Dense(channels)
+
+    def call(self, x, action_one_hot):
+        gate = self.gate(action_one_hot)[:, None, None, :]
+        shift = self.shift(action_one_hot)[:, None, None, :]
+        return x * keras.ops.sigmoid(gate) + shift
+
+
+def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_reward, cutoff):
+    """Losses and accuracies of one predicted frame; all means over the batch.
+
+    The pixel cross-entropy below `cutoff` counts as zero (relu(xent - cutoff)), so pixels the
+    model already predicts well stop pulling on it, as in SimPLe.
+    """
+    pixel_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(target_frame, tf.int32), pixel_logits)
+    reward_class = tf.cast(target_reward, tf.int32) + 1
+    reward_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(reward_class, reward_logits)
+    predicted_pixels = tf.argmax(pixel_logits, axis=-1, output_type=tf.int32)
+    predicted_rewards = tf.argmax(reward_logits, axis=-1, output_type=tf.int32)
+    return {
+        "pixel_loss": tf.reduce_mean(tf.nn.relu(pixel_xent - cutoff)),
+        "reward_loss": tf.reduce_mean(reward_xent),
+        "pixel_accuracy": tf.reduce_mean(tf.cast(predicted_pixels == tf.cast(target_frame, tf.int32), tf.float32)),
+        "reward_accuracy": tf.reduce_mean(tf.cast(predicted_rewards == reward_class, tf.float32)),
+    }
+
+
+class NextFrameBasicDeterministic(keras.Model):
+    """The deterministic next-frame and reward predictor."""
+
+    def __init__(self, hparams, **kwargs):
+        super().__init__(**kwargs)
+        self.hparams = hparams
+        self.embed = layers.Dense(hparams.hidden_size)
+        self.encoder, channels = [], [hparams.hidden_size]
+        filters = hparams.hidden_size
+        for step in range(hparams.num_compress_steps):
+            if step < hparams.filter_double_steps:
+                filters *= 2
+            self.encoder.append((layers.Conv2D(filters, 4, strides=2, padding="same", activation="relu"),
+                                 layers.LayerNormalization()))
+            channels.append(filters)
+        self.bottleneck_action = ActionInjection(filters)
+        self.middle = [(layers.Dropout(hparams.dropout), layers.Conv2D(filters, 3, padding="same", activation="relu"),
+                        layers.LayerNormalization()) for _ in range(hparams.num_hidden_layers)]
+        self.reward_head = layers.Dense(NUM_REWARD_CLASSES)
+        self.decoder = []
+        for step in reversed(range(hparams.num_compress_steps)):
+            self.decoder.append((ActionInjection(channels[step + 1]),
+                                 layers.Conv2DTranspose(channels[step], 4, strides=2, padding="same",
+                                                        activation="relu"),
+                                 layers.LayerNormalization()))
+        self.pixel_head = layers.Dense(hparams.num_channels * NUM_PIXEL_VALUES)
+
+    def call(self, context_frames, actions, training=False):
+        """context_frames [B, k, H, W, C] uint8, actions [B] -> (pixel logits [B, H, W, C, 256],
+        reward logits [B, 3])."""
+        hparams = self.hparams
+        frames = tf.cast(context_frames, self.compute_dtype) / 255.0
+        batch, k, height, width, channels = tf.unstack(tf.shape(frames))
+        x = tf.reshape(tf.transpose(frames, (0, 2, 3, 1, 4)),
+                       (batch, height, width, hparams.num_context_frames * hparams.num_channels))
+        action = tf.one_hot(actions, hparams.num_actions, dtype=self.compute_dtype)
+        x = self.embed(x)
+        skips = []
+        for conv, norm in self.encoder:
+            skips.append(x)
+            x = norm(conv(x))
+        x = self.bottleneck_action(x, action)
+        for dropout, conv, norm in self.middle:
+            x = norm(x + conv(dropout(x, training=training)))
+        reward_logits = self.reward_head(tf.reduce_mean(x, axis=[1, 2]))
+        for inject, deconv, norm in self.decoder:
+            skip = skips.pop()
+            x = deconv(inject(x, action))[:, :tf.shape(skip)[1], :tf.shape(skip)[2], :]
+            x = norm(x + skip)
+        logits = tf.reshape(self.pixel_head(x), (batch, height, width, hparams.num_channels, NUM_PIXEL_VALUES))
+        return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32)
+
+    def loss_and_metrics(self, features, training):
+        """Teacher-forced losses over the window's target frames."""
+        hparams = self.hparams
+        frames, actions, rewards = features["frames"], features["actions"], features["rewards"]
+        context = hparams.num_context_frames
+        per_frame = []
+        for i in range(hparams.num_target_frames):
+            target = context + i
+            pixel_logits, reward_logits = self(frames[:, i:target], actions[:, target - 1], training=training)
+            per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
+                                                     rewards[:, target - 1], hparams.pixel_loss_cutoff))
+        metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
+        loss = metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
+        return loss, metrics
+
+    @tf.function(reduce_retracing=True)
+    def next_frame(self, history, actions):
+        """The simulated env's step: history [B, k, H, W, C] uint8 and actions [B] -> the most
+        likely next frames [B, H, W, C] uint8 and rewards [B] in {-1, 0, 1}."""
+        pixel_logits, reward_logits = self(history, actions, training=False)
+        frames = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
+        rewards = tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
+        return frames, rewards
+
+    def infer(self, features):
+        """Predicted next frame and reward after each window's context."""
+        context = self.hparams.num_context_frames
+        frames, rewards = self.next_frame(features["frames"][:, :context], features["actions"][:, context - 1])
+        return {"frames": frames, "rewards": rewards}
+
+
+@register_model
+def next_frame_basic_deterministic(hparams):
+    return NextFrameBasicDeterministic(hparams)

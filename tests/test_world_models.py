@@ -1,0 +1,77 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rlkit.data_generators import storage
+from rlkit.data_generators.atari import AtariBatchEnv
+from rlkit.errors import UserError
+from rlkit.hparams import create_hparams
+from rlkit.models.estimator import Estimator
+from rlkit.models.next_frame import NextFrameBasicDeterministic, pixel_and_reward_losses
+
+TINY = "next_frame_basic_deterministic_tiny"
+
+
+@pytest.fixture(scope="module")
+def pong_batch(tmp_path_factory):
+    """A fixed batch of 4 windows (4 context + 1 target frames) of real Pong."""
+    data_dir = str(tmp_path_factory.mktemp("pong") / "data")
+    rng = np.random.default_rng(0)
+    with AtariBatchEnv("pong", 2) as env:
+        writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=2)
+        observation = env.reset(seed=0)
+        for _ in range(80):
+            actions = rng.integers(env.action_space.n, size=2)
+            step = env.step(actions)
+            writer.add(observation, actions, step)
+            observation = step.observation
+        writer.write_shard()
+    dataset = storage.window_dataset(data_dir, 4, 1, seed=0)
+    return next(iter(dataset.skip(40).batch(4)))
+
+
+def test_output_shapes_and_dtypes(pong_batch):
+    model = NextFrameBasicDeterministic(create_hparams(TINY))
+    pixel_logits, reward_logits = model(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
+    assert pixel_logits.shape == (4, 105, 80, 3, 256) and pixel_logits.dtype == tf.float32
+    assert reward_logits.shape == (4, 3)
+    frames, rewards = model.next_frame(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
+    assert frames.shape == (4, 105, 80, 3) and frames.dtype == tf.uint8
+    assert rewards.shape == (4,) and set(rewards.numpy()) <= {-1, 0, 1}
+    loss, metrics = model.loss_and_metrics(pong_batch, training=True)
+    assert loss.shape == () and set(metrics) == {"pixel_loss", "reward_loss", "pixel_accuracy", "reward_accuracy"}
+
+
+def test_pixel_loss_cutoff():
+    target = tf.constant([[7, 9]], tf.uint8)
+    confident = tf.one_hot(target, 256) * 20.0  # cross-entropy ~ 1e-6 per pixel: under the cutoff
+    metrics = pixel_and_reward_losses(confident, tf.constant([[0.0, 5.0, 0.0]]), target, tf.constant([0]), 0.03)
+    assert float(metrics["pixel_loss"]) == 0.0
+    assert float(metrics["pixel_accuracy"]) == 1.0 and float(metrics["reward_accuracy"]) == 1.0
+    uniform = tf.zeros([1, 2, 256])
+    metrics = pixel_and_reward_losses(uniform, tf.zeros([1, 3]), target, tf.constant([1]), 0.03)
+    np.testing.assert_allclose(float(metrics["pixel_loss"]), np.log(256) - 0.03, rtol=1e-5)
+    np.testing.assert_allclose(float(metrics["reward_loss"]), np.log(3), rtol=1e-5)
+
+
+def test_tiny_model_overfits_a_batch_of_real_pong(pong_batch, tmp_path):
+    keras.utils.set_random_seed(0)
+    batch = lambda: tf.data.Dataset.from_tensors(pong_batch).repeat()  # noqa: E731
+    hparams = create_hparams(TINY)
+    estimator = Estimator(hparams.model, hparams, str(tmp_path), save_summary_steps=50)
+    estimator.train(batch, max_steps=100)
+    results = estimator.evaluate(batch, steps=1)
+    assert results["pixel_accuracy"] >= 0.9, results
+    prediction = next(estimator.predict(lambda: tf.data.Dataset.from_tensors(pong_batch)))
+    target = pong_batch["frames"][:, 4].numpy()
+    assert np.mean(prediction["frames"] == target) >= 0.9
+
+
+def test_restoring_a_checkpoint_of_another_size_fails_clearly(pong_batch, tmp_path):
+    batch = lambda: tf.data.Dataset.from_tensors(pong_batch).repeat()  # noqa: E731
+    hparams = create_hparams(TINY)
+    Estimator(hparams.model, hparams, str(tmp_path)).train(batch, max_steps=2)
+    bigger = Estimator(hparams.model, create_hparams(TINY, "hidden_size=16"), str(tmp_path))
+    with pytest.raises(UserError, match="cannot restore checkpoint .* into model 'next_frame_basic_deterministic'"):
+        bigger.train(batch, max_steps=4)
