@@ -24,6 +24,12 @@ def next_frame_basic_deterministic():
         reward_loss_coef=1.0,
         learning_rate=1e-3,
         batch_size=4,
+        # Training command (python -m rlkit.rl.trainer_world_model):
+        train_steps=15000,
+        save_checkpoints_steps=1000,
+        save_summary_steps=100,
+        keep_checkpoints=3,
+        dream_length=12,  # steps of the dream rollouts shown next to real frames in TensorBoard
     )
 
 
@@ -37,4 +43,8 @@ def next_frame_basic_deterministic_tiny():
     hparams.num_hidden_layers = 1
     hparams.dropout = 0.0
     hparams.learning_rate = 1e-2
+    hparams.train_steps = 40
+    hparams.save_checkpoints_steps = 20
+    hparams.save_summary_steps = 10
+    hparams.dream_length = 4
     return hparams

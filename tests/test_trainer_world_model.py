@@ -1,0 +1,52 @@
+import glob
+import os
+
+import tensorflow as tf
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from conftest import assert_one_line_error
+
+TRAINER = "rlkit.rl.trainer_world_model"
+TINY = ["--hparams_set=next_frame_basic_deterministic_tiny"]
+
+
+def test_trains_on_collected_pong_with_dreams_and_resumes(cli, tmp_path):
+    data_run = str(tmp_path / "collect")
+    collected = cli("rlkit.data_generators.collect", "--hparams_set=collect_random_tiny", f"--output_dir={data_run}")
+    assert collected.returncode == 0, collected.stderr[-2000:]
+    data_dir = os.path.join(data_run, "data")
+    out = str(tmp_path / "wm")
+    result = cli(TRAINER, *TINY, f"--data_dir={data_dir}", f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "40/40 steps (100%)" in result.stderr and "Evaluation at step 40" in result.stderr
+    assert sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, "ckpt-*.index"))) == \
+        ["ckpt-20.index", "ckpt-40.index"]
+
+    train = EventAccumulator(os.path.join(out, "train"))
+    train.Reload()
+    assert {"pixel_loss", "reward_loss", "pixel_accuracy", "reward_accuracy", "loss"} <= set(train.Tags()["tensors"])
+    assert [e.step for e in train.Tensors("pixel_loss")] == [10, 20, 30, 40]
+    dreams = EventAccumulator(os.path.join(out, "dream"), size_guidance={"tensors": 0})
+    dreams.Reload()
+    events = dreams.Tensors("dream_real_difference")
+    assert [e.step for e in events] == [20, 40]
+    width, height, png = tf.make_ndarray(events[-1].tensor_proto)
+    image = tf.io.decode_png(png).numpy()
+    assert image.shape == (4 * 105, 3 * 80, 3)  # dream | real | difference, 4 steps
+    assert (int(width), int(height)) == (3 * 80, 4 * 105)
+
+    again = cli(TRAINER, *TINY, f"--data_dir={data_dir}", f"--output_dir={out}")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "Restored" in again.stderr and "at global step 40" in again.stderr
+    assert "10/40 steps" not in again.stderr  # nothing was trained twice
+
+
+def test_bad_input_gets_one_line(cli, tmp_path):
+    out = str(tmp_path / "wm")
+    assert_one_line_error(cli(TRAINER, *TINY, f"--data_dir={tmp_path / 'nothing'}", f"--output_dir={out}"),
+                          "no shards in --data_dir")
+    assert_one_line_error(cli(TRAINER, "--hparams_set=next_frame_basic_determinstic", f"--output_dir={out}"),
+                          "did you mean 'next_frame_basic_deterministic'")
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=model=next_frame_magic", f"--data_dir={tmp_path}",
+                              f"--output_dir={out}"), "unknown model 'next_frame_magic'")
+    assert not os.path.exists(out)
