@@ -13,8 +13,7 @@ import gymnasium as gym
 
 from rlkit.data_generators.atari import AtariBatchEnv, atari_games, is_atari_game
 from rlkit.data_generators.gym_env import GymBatchEnv, gym_atari_batch_env, gymnasium_ids
-from rlkit.errors import UserError
-from rlkit.hparams.hparam import did_you_mean
+from rlkit.errors import UserError, did_you_mean
 
 
 # gymnasium's generic wrappers, usable in gin as e.g. `@gym.wrappers.TimeLimit`.

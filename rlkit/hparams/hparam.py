@@ -5,25 +5,11 @@ Values are int, float, bool, str, or lists of those. Once a name exists its type
 are checked against the current value, so a typo or a wrong type fails where it is written.
 """
 
-import difflib
 import json
 
-from rlkit.errors import UserError
+from rlkit.errors import UserError, did_you_mean
 
 _SCALAR_TYPES = (bool, int, float, str)
-
-
-def closest_names(name, candidates, n=3):
-    """Names in `candidates` that look like `name`, best first, for 'did you mean' messages."""
-    return difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.6)
-
-
-def did_you_mean(name, candidates):
-    """' did you mean 'x'?' or '' when nothing is close."""
-    matches = closest_names(name, candidates)
-    if not matches:
-        return ""
-    return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"
 
 
 def _type_name(value):

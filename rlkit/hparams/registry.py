@@ -14,39 +14,33 @@ references resolve in one place, `resolve_references`, which makes every referen
 explicit prefixed key; that fully resolved set is what `--show` prints and what a run saves.
 """
 
-from rlkit.errors import UserError
-from rlkit.hparams.hparam import HParams, coerce_value, did_you_mean, parse_value, split_overrides
+from rlkit.errors import UserError, did_you_mean
+from rlkit.hparams.hparam import HParams, coerce_value, parse_value, split_overrides
+from rlkit.registry import Registry
 
 REFERENCE_SUFFIX = "_params"
 
-_SETS = {}
+_SETS = Registry("hparams set", "python -m rlkit.hparams --list shows them all")
 
 
 def register_hparams(fn):
     """Registers an hparam-set function under its name. Duplicate names are an error."""
-    name = fn.__name__
-    if name in _SETS:
-        raise ValueError(f"hparams set {name!r} is already registered")
-    _SETS[name] = fn
-    return fn
+    return _SETS.register(fn)
 
 
 def list_hparams():
-    return sorted(_SETS)
+    return _SETS.names()
 
 
 def describe_hparams(name):
     """The first line of a set's docstring."""
-    doc = (_SETS[name].__doc__ or "").strip()
+    doc = (_SETS.get(name).__doc__ or "").strip()
     return doc.splitlines()[0] if doc else ""
 
 
 def get_hparams(name):
     """A fresh copy of the registered set `name`."""
-    if name not in _SETS:
-        raise UserError(f"unknown hparams set {name!r}{did_you_mean(name, _SETS)} "
-                        "(python -m rlkit.hparams --list shows them all)")
-    hparams = _SETS[name]()
+    hparams = _SETS.get(name)()
     if not isinstance(hparams, HParams):
         raise TypeError(f"hparams set {name!r} returned {type(hparams).__name__}, not HParams")
     return hparams
