@@ -55,6 +55,7 @@ def test_exported_policy_acts_without_rlkit(cli, tmp_path):
     assert cli(TRAINER, *TINY, f"--output_dir={out}").returncode == 0
     script = f"""
 import sys
+import numpy as np
 import tensorflow as tf
 policy = tf.saved_model.load({os.path.join(out, "policy")!r})
 frames = np.random.default_rng(0).integers(0, 255, (3, 4, 105, 80, 3)).astype(np.uint8)
@@ -87,8 +88,8 @@ def test_killed_run_resumes_with_the_step_count_continuing(cli, tmp_path):
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    killed_at = saved_env_steps(out)
-    assert 96 <= killed_at < 384
+    killed_at = saved_env_steps(out)  # the last checkpoint the kill left whole
+    assert 32 <= killed_at < 384
 
     resumed = cli(TRAINER, *args, f"--output_dir={out}")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
