@@ -48,3 +48,51 @@ def next_frame_basic_deterministic_tiny():
     hparams.save_summary_steps = 10
     hparams.dream_length = 4
     return hparams
+
+
+@register_hparams
+def next_frame_basic_stochastic_discrete():
+    """SimPLe's stochastic discrete world model: hidden 96, 6 compress steps, 128 bits, 6 targets."""
+    hparams = next_frame_basic_deterministic()
+    hparams.model = "next_frame_basic_stochastic_discrete"
+    hparams.hidden_size = 96
+    hparams.filter_double_steps = 3
+    hparams.num_target_frames = 6
+    hparams.learning_rate = 2e-3
+    hparams.add_hparam("bottleneck_bits", 128)
+    hparams.add_hparam("bottleneck_noise", 0.2)
+    hparams.add_hparam("bit_flip_probability", 0.1)
+    hparams.add_hparam("latent_hidden_size", 128)
+    hparams.add_hparam("latent_compress_steps", 4)
+    hparams.add_hparam("bit_loss_coef", 1.0)
+    # Training steps over which the share of examples driven by the prior's bits, and the share of
+    # later targets predicted from the model's own frames, rise to their maxima.
+    hparams.add_hparam("latent_prior_schedule_steps", 20000)
+    hparams.add_hparam("latent_prior_max_mix", 0.5)
+    hparams.add_hparam("scheduled_sampling_steps", 40000)
+    hparams.add_hparam("scheduled_sampling_max", 0.5)
+    return hparams
+
+
+@register_hparams
+def next_frame_basic_stochastic_discrete_long():
+    """The stochastic discrete model trained on 16 target frames."""
+    hparams = next_frame_basic_stochastic_discrete()
+    hparams.num_target_frames = 16
+    return hparams
+
+
+@register_hparams
+def next_frame_basic_stochastic_discrete_tiny():
+    """A stochastic discrete world model small enough to train in CPU tests."""
+    hparams = next_frame_basic_stochastic_discrete()
+    for name, value in next_frame_basic_deterministic_tiny().values().items():
+        if name != "model":
+            hparams.set_hparam(name, value)
+    hparams.num_target_frames = 2
+    hparams.bottleneck_bits = 16
+    hparams.latent_hidden_size = 16
+    hparams.latent_compress_steps = 2
+    hparams.latent_prior_schedule_steps = 20
+    hparams.scheduled_sampling_steps = 20
+    return hparams

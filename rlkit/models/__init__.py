@@ -3,4 +3,4 @@
 Importing this package registers every model rlkit ships.
 """
 
-from rlkit.models import next_frame, policy_networks  # noqa: F401  (registers the models)
+from rlkit.models import next_frame, next_frame_sd, policy_networks  # noqa: F401  (registers the models)

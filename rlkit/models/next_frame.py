@@ -60,6 +60,14 @@ def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_re
     }
 
 
+def stack_frames(frames, dtype):
+    """[B, k, H, W, C] uint8 -> [B, H, W, k*C] in [0, 1]: frames stacked along channels."""
+    frames = tf.cast(frames, dtype) / 255.0
+    shape = tf.shape(frames)
+    stacked = tf.transpose(frames, (0, 2, 3, 1, 4))
+    return tf.reshape(stacked, (shape[0], shape[2], shape[3], frames.shape[1] * frames.shape[4]))
+
+
 class NextFrameBasicDeterministic(keras.Model):
     """The deterministic next-frame and reward predictor."""
 
@@ -86,15 +94,15 @@ class NextFrameBasicDeterministic(keras.Model):
                                                         activation="relu"),
                                  layers.LayerNormalization()))
         self.pixel_head = layers.Dense(hparams.num_channels * NUM_PIXEL_VALUES)
+        # The stochastic model adds its latent bits at the bottleneck through this projection.
+        self.latent_projection = layers.Dense(filters) if hparams.get("bottleneck_bits", 0) else None
 
-    def call(self, context_frames, actions, training=False):
-        """context_frames [B, k, H, W, C] uint8, actions [B] -> (pixel logits [B, H, W, C, 256],
-        reward logits [B, 3])."""
+    def call(self, context_frames, actions, latent=None, training=False):
+        """context_frames [B, k, H, W, C] uint8, actions [B] (and latent bits [B, bits] for the
+        stochastic model) -> (pixel logits [B, H, W, C, 256], reward logits [B, 3])."""
         hparams = self.hparams
-        frames = tf.cast(context_frames, self.compute_dtype) / 255.0
-        batch, k, height, width, channels = tf.unstack(tf.shape(frames))
-        x = tf.reshape(tf.transpose(frames, (0, 2, 3, 1, 4)),
-                       (batch, height, width, hparams.num_context_frames * hparams.num_channels))
+        x = stack_frames(context_frames, self.compute_dtype)
+        batch, height, width = tf.shape(x)[0], tf.shape(x)[1], tf.shape(x)[2]
         action = tf.one_hot(actions, hparams.num_actions, dtype=self.compute_dtype)
         x = self.embed(x)
         skips = []
@@ -102,6 +110,8 @@ class NextFrameBasicDeterministic(keras.Model):
             skips.append(x)
             x = norm(conv(x))
         x = self.bottleneck_action(x, action)
+        if latent is not None:
+            x = x + self.latent_projection(tf.cast(latent, self.compute_dtype))[:, None, None, :]
         for dropout, conv, norm in self.middle:
             x = norm(x + conv(dropout(x, training=training)))
         reward_logits = self.reward_head(tf.reduce_mean(x, axis=[1, 2]))
