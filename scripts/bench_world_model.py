@@ -1,0 +1,94 @@
+"""World-model throughput: training steps/s, inference frames/s at batch 16, and achieved FLOP/s
+as a fraction of this machine's dense matmul FLOP/s, all measured in one run.
+
+    python scripts/bench_world_model.py [--sets=next_frame_basic_stochastic_discrete_tiny,...] [--steps=3]
+
+FLOPs are counted by TensorFlow's profiler on the compiled training step's graph.
+"""
+
+import argparse
+import tempfile
+import time
+
+import rlkit  # noqa: F401  (before TensorFlow: rlkit turns on TensorFlow's oneDNN CPU kernels)
+import keras
+import tensorflow as tf
+from tensorflow.python.profiler import model_analyzer, option_builder
+
+from rlkit.hparams import create_hparams
+from rlkit.models.estimator import Estimator
+
+SETS = ["next_frame_basic_stochastic_discrete_tiny", "next_frame_basic_stochastic_discrete"]
+
+
+def matmul_flops_per_second(size=2048, repeats=10):
+    a = tf.random.normal([size, size])
+    b = tf.random.normal([size, size])
+    matmul = tf.function(lambda: tf.matmul(a, b))
+    matmul().numpy()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        result = matmul()
+    result.numpy()
+    return repeats * 2 * size ** 3 / (time.perf_counter() - start)
+
+
+def fake_batch(hparams, batch_size):
+    length = hparams.num_context_frames + hparams.num_target_frames
+    shape = (batch_size, length, hparams.frame_height, hparams.frame_width, hparams.num_channels)
+    return dict(frames=tf.cast(tf.random.uniform(shape, 0, 256, tf.int32), tf.uint8),
+                actions=tf.zeros([batch_size, length], tf.int32),
+                rewards=tf.zeros([batch_size, length], tf.int32))
+
+
+def count_flops(concrete_function):
+    options = option_builder.ProfileOptionBuilder.float_operation()
+    options["output"] = "none"
+    return model_analyzer.profile(concrete_function.graph, options=options).total_float_ops
+
+
+def bench(set_name, steps):
+    keras.utils.set_random_seed(0)
+    hparams = create_hparams(set_name)
+    batch = fake_batch(hparams, hparams.batch_size)
+    estimator = Estimator(hparams.model, hparams, tempfile.mkdtemp(), save_summary_steps=10 ** 9,
+                          save_checkpoints_steps=10 ** 9)
+    estimator.train(lambda: tf.data.Dataset.from_tensors(batch).repeat(), max_steps=1)  # build and trace
+    flops = count_flops(estimator._train_step.get_concrete_function(batch))
+    estimator._train_step(batch)
+    start = time.perf_counter()
+    for _ in range(steps):
+        metrics = estimator._train_step(batch)
+    float(metrics["loss"])
+    train_seconds = (time.perf_counter() - start) / steps
+
+    history = fake_batch(hparams, 16)["frames"][:, :hparams.num_context_frames]
+    actions = tf.zeros([16], tf.int32)
+    estimator.model.next_frame(history, actions)[0].numpy()
+    start = time.perf_counter()
+    for _ in range(steps):
+        frames, _ = estimator.model.next_frame(history, actions)
+    frames.numpy()
+    frame_seconds = (time.perf_counter() - start) / steps / 16
+    return dict(flops=flops, train_seconds=train_seconds, frame_seconds=frame_seconds,
+                params=sum(int(tf.size(v)) for v in estimator.model.trainable_variables))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--steps", type=int, default=3, help="timed training steps and inference batches")
+    args = parser.parse_args()
+    devices = ", ".join(d.device_type for d in tf.config.list_physical_devices())
+    matmul = matmul_flops_per_second()
+    print(f"devices: {devices}; dense matmul: {matmul / 1e9:.1f} GFLOP/s")
+    for set_name in args.sets.split(","):
+        r = bench(set_name, args.steps)
+        achieved = r["flops"] / r["train_seconds"]
+        print(f"{set_name}: {r['params'] / 1e6:.2f}M params; training {1 / r['train_seconds']:.3f} steps/s "
+              f"({r['flops'] / 1e9:.1f} GFLOP/step, {achieved / 1e9:.1f} GFLOP/s = {achieved / matmul:.0%} of matmul); "
+              f"inference at batch 16: {1 / r['frame_seconds']:.1f} frames/s ({r['frame_seconds'] * 1e3:.2f} ms/frame)")
+
+
+if __name__ == "__main__":
+    main()
