@@ -64,10 +64,11 @@ def bench(set_name, steps):
 
     history = fake_batch(hparams, 16)["frames"][:, :hparams.num_context_frames]
     actions = tf.zeros([16], tf.int32)
-    estimator.model.next_frame(history, actions)[0].numpy()
+    state = estimator.model.initial_state(16)
+    estimator.model.next_frame(history, actions, state)[0].numpy()
     start = time.perf_counter()
     for _ in range(steps):
-        frames, _ = estimator.model.next_frame(history, actions)
+        frames, _, state = estimator.model.next_frame(history, actions, state)
     frames.numpy()
     frame_seconds = (time.perf_counter() - start) / steps / 16
     return dict(flops=flops, train_seconds=train_seconds, frame_seconds=frame_seconds,

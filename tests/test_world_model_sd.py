@@ -56,8 +56,12 @@ def test_shapes_losses_and_straight_through_gradients(pong_windows):
     # The sign is straight-through: the pixel loss trains the inference network.
     gradient = tape.gradient(loss, model.posterior_bits.kernel)
     assert gradient is not None and float(tf.reduce_max(tf.abs(gradient))) > 0
-    frames, rewards = model.next_frame(pong_windows["frames"][:, :4], pong_windows["actions"][:, 3])
+    state = model.initial_state(2)
+    assert state.shape == (2, 105, 80, hparams.recurrent_state_size)
+    frames, rewards, state = model.next_frame(pong_windows["frames"][:, :4], pong_windows["actions"][:, 3], state)
     assert frames.shape == (2, 105, 80, 3) and frames.dtype == tf.uint8 and rewards.shape == (2,)
+    assert state.shape == (2, 105, 80, hparams.recurrent_state_size)
+    assert float(tf.reduce_max(tf.abs(state))) > 0  # the state carries something to the next step
 
 
 def test_prior_samples_differ_at_temperature_and_repeat_with_a_seed(pong_windows):
@@ -67,14 +71,16 @@ def test_prior_samples_differ_at_temperature_and_repeat_with_a_seed(pong_windows
     assert first.shape == (2, hparams.bottleneck_bits)
     assert not np.array_equal(first, second)
     np.testing.assert_array_equal(model.sample_prior(context, 0.0), model.sample_prior(context, 0.0))
+    state = model.initial_state(2)
     model.rng.reset_from_seed(7)
-    a = model.next_frame(context, pong_windows["actions"][:, 3], 1.0)
+    a = model.next_frame(context, pong_windows["actions"][:, 3], state, 1.0)
     model.rng.reset_from_seed(7)
-    b = model.next_frame(context, pong_windows["actions"][:, 3], 1.0)
+    b = model.next_frame(context, pong_windows["actions"][:, 3], state, 1.0)
     np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[2], b[2])
     # Different bits give different predictions.
-    logits_a, _ = model.frame_model(context, pong_windows["actions"][:, 3], latent=first)
-    logits_b, _ = model.frame_model(context, pong_windows["actions"][:, 3], latent=second)
+    logits_a, _, _ = model.frame_model(context, pong_windows["actions"][:, 3], latent=first)
+    logits_b, _, _ = model.frame_model(context, pong_windows["actions"][:, 3], latent=second)
     assert not np.allclose(logits_a, logits_b)
 
 

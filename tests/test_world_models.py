@@ -33,10 +33,11 @@ def pong_batch(tmp_path_factory):
 
 def test_output_shapes_and_dtypes(pong_batch):
     model = NextFrameBasicDeterministic(create_hparams(TINY))
-    pixel_logits, reward_logits = model(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
+    pixel_logits, reward_logits, _ = model(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
     assert pixel_logits.shape == (4, 105, 80, 3, 256) and pixel_logits.dtype == tf.float32
     assert reward_logits.shape == (4, 3)
-    frames, rewards = model.next_frame(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
+    frames, rewards, _ = model.next_frame(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3],
+                                          model.initial_state(4))
     assert frames.shape == (4, 105, 80, 3) and frames.dtype == tf.uint8
     assert rewards.shape == (4,) and set(rewards.numpy()) <= {-1, 0, 1}
     loss, metrics = model.loss_and_metrics(pong_batch, training=True)

@@ -59,6 +59,7 @@ def next_frame_basic_stochastic_discrete():
     hparams.filter_double_steps = 3
     hparams.num_target_frames = 6
     hparams.learning_rate = 2e-3
+    hparams.add_hparam("recurrent_state_size", 64)  # a conv-GRU state at full resolution
     hparams.add_hparam("bottleneck_bits", 128)
     hparams.add_hparam("bottleneck_noise", 0.2)
     hparams.add_hparam("bit_flip_probability", 0.1)
@@ -90,6 +91,7 @@ def next_frame_basic_stochastic_discrete_tiny():
         if name != "model":
             hparams.set_hparam(name, value)
     hparams.num_target_frames = 2
+    hparams.recurrent_state_size = 4
     hparams.bottleneck_bits = 16
     hparams.latent_hidden_size = 16
     hparams.latent_compress_steps = 2

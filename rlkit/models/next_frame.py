@@ -60,6 +60,27 @@ def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_re
     }
 
 
+class ConvGRU(layers.Layer):
+    """A convolutional GRU cell: the state keeps its resolution and is updated from the input."""
+
+    def __init__(self, channels, **kwargs):
+        super().__init__(**kwargs)
+        self.gates = layers.Conv2D(2 * channels, 3, padding="same", activation="sigmoid")
+        self.candidate = layers.Conv2D(channels, 3, padding="same", activation="tanh")
+
+    def call(self, x, state):
+        state = tf.cast(state, x.dtype)
+        update, reset = tf.split(self.gates(tf.concat([x, state], axis=-1)), 2, axis=-1)
+        candidate = self.candidate(tf.concat([x, reset * state], axis=-1))
+        return tf.cast((1.0 - update) * state + update * candidate, tf.float32)
+
+
+def most_likely(pixel_logits, reward_logits):
+    """The likeliest frames [B, H, W, C] uint8 and rewards [B] in {-1, 0, 1}."""
+    frames = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
+    return frames, tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
+
+
 def stack_frames(frames, dtype):
     """[B, k, H, W, C] uint8 -> [B, H, W, k*C] in [0, 1]: frames stacked along channels."""
     frames = tf.cast(frames, dtype) / 255.0
@@ -96,15 +117,30 @@ class NextFrameBasicDeterministic(keras.Model):
         self.pixel_head = layers.Dense(hparams.num_channels * NUM_PIXEL_VALUES)
         # The stochastic model adds its latent bits at the bottleneck through this projection.
         self.latent_projection = layers.Dense(filters) if hparams.get("bottleneck_bits", 0) else None
+        self.state_size = hparams.get("recurrent_state_size", 0)
+        if self.state_size:
+            self.recurrent = ConvGRU(self.state_size)
+            self.state_projection = layers.Dense(hparams.hidden_size)
 
-    def call(self, context_frames, actions, latent=None, training=False):
-        """context_frames [B, k, H, W, C] uint8, actions [B] (and latent bits [B, bits] for the
-        stochastic model) -> (pixel logits [B, H, W, C, 256], reward logits [B, 3])."""
+    def initial_state(self, batch_size):
+        """The recurrent state before the first predicted frame: [B, H, W, recurrent_state_size] zeros."""
+        hparams = self.hparams
+        return tf.zeros([batch_size, hparams.frame_height, hparams.frame_width, self.state_size])
+
+    def call(self, context_frames, actions, state=None, latent=None, training=False):
+        """context_frames [B, k, H, W, C] uint8, actions [B], the recurrent state (None: the
+        initial one) and, for the stochastic model, latent bits [B, bits] -> (pixel logits
+        [B, H, W, C, 256], reward logits [B, 3], the next recurrent state)."""
         hparams = self.hparams
         x = stack_frames(context_frames, self.compute_dtype)
         batch, height, width = tf.shape(x)[0], tf.shape(x)[1], tf.shape(x)[2]
+        if state is None:
+            state = self.initial_state(batch)
         action = tf.one_hot(actions, hparams.num_actions, dtype=self.compute_dtype)
         x = self.embed(x)
+        if self.state_size:  # a full-resolution memory of what the 4 context frames cannot show
+            state = self.recurrent(x, state)
+            x = x + self.state_projection(tf.cast(state, self.compute_dtype))
         skips = []
         for conv, norm in self.encoder:
             skips.append(x)
@@ -120,17 +156,18 @@ class NextFrameBasicDeterministic(keras.Model):
             x = deconv(inject(x, action))[:, :tf.shape(skip)[1], :tf.shape(skip)[2], :]
             x = norm(x + skip)
         logits = tf.reshape(self.pixel_head(x), (batch, height, width, hparams.num_channels, NUM_PIXEL_VALUES))
-        return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32)
+        return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), state
 
     def loss_and_metrics(self, features, training):
         """Teacher-forced losses over the window's target frames."""
         hparams = self.hparams
         frames, actions, rewards = features["frames"], features["actions"], features["rewards"]
         context = hparams.num_context_frames
-        per_frame = []
+        per_frame, state = [], None
         for i in range(hparams.num_target_frames):
             target = context + i
-            pixel_logits, reward_logits = self(frames[:, i:target], actions[:, target - 1], training=training)
+            pixel_logits, reward_logits, state = self(frames[:, i:target], actions[:, target - 1], state,
+                                                      training=training)
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
                                                      rewards[:, target - 1], hparams.pixel_loss_cutoff))
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
@@ -138,18 +175,19 @@ class NextFrameBasicDeterministic(keras.Model):
         return loss, metrics
 
     @tf.function(reduce_retracing=True)
-    def next_frame(self, history, actions):
-        """The simulated env's step: history [B, k, H, W, C] uint8 and actions [B] -> the most
-        likely next frames [B, H, W, C] uint8 and rewards [B] in {-1, 0, 1}."""
-        pixel_logits, reward_logits = self(history, actions, training=False)
-        frames = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
-        rewards = tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
-        return frames, rewards
+    def next_frame(self, history, actions, state):
+        """The simulated env's step: history [B, k, H, W, C] uint8, actions [B] and the recurrent
+        state (start from `initial_state`) -> the most likely next frames [B, H, W, C] uint8,
+        rewards [B] in {-1, 0, 1} and the next state."""
+        pixel_logits, reward_logits, state = self(history, actions, state, training=False)
+        return most_likely(pixel_logits, reward_logits) + (state,)
 
     def infer(self, features):
         """Predicted next frame and reward after each window's context."""
         context = self.hparams.num_context_frames
-        frames, rewards = self.next_frame(features["frames"][:, :context], features["actions"][:, context - 1])
+        history = features["frames"][:, :context]
+        frames, rewards, _ = self.next_frame(history, features["actions"][:, context - 1],
+                                             self.initial_state(tf.shape(history)[0]))
         return {"frames": frames, "rewards": rewards}
 
 

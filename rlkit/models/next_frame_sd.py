@@ -19,7 +19,8 @@ import numpy as np
 import tensorflow as tf
 from keras import layers
 
-from rlkit.models.next_frame import NextFrameBasicDeterministic, pixel_and_reward_losses, stack_frames
+from rlkit.models.next_frame import (NextFrameBasicDeterministic, most_likely, pixel_and_reward_losses,
+                                     stack_frames)
 from rlkit.models.registry import register_model
 
 BITS_PER_GROUP = 8  # the prior predicts the bits a byte at a time
@@ -121,7 +122,7 @@ class NextFrameStochasticDiscrete(keras.Model):
         step = self.training_steps
         prior_mix = linear_schedule(step, hparams.latent_prior_schedule_steps, hparams.latent_prior_max_mix)
         sampling = linear_schedule(step, hparams.scheduled_sampling_steps, hparams.scheduled_sampling_max)
-        history = frames[:, :context]
+        history, state = frames[:, :context], None
         per_frame, bit_losses = [], []
         for i in range(hparams.num_target_frames):
             target = context + i
@@ -130,8 +131,8 @@ class NextFrameStochasticDiscrete(keras.Model):
             if training:
                 use_prior = self.rng.uniform([batch, 1]) < prior_mix
                 bits = tf.where(use_prior, tf.stop_gradient(self.sample_prior(history, 1.0)), bits)
-            pixel_logits, reward_logits = self.frame_model(history, actions[:, target - 1], latent=bits,
-                                                           training=training)
+            pixel_logits, reward_logits, state = self.frame_model(history, actions[:, target - 1], state,
+                                                                  latent=bits, training=training)
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
                                                      rewards[:, target - 1], hparams.pixel_loss_cutoff))
             # Scheduled sampling: the next context holds the model's own frame for some examples.
@@ -149,18 +150,24 @@ class NextFrameStochasticDiscrete(keras.Model):
                 + hparams.bit_loss_coef * metrics["bit_loss"])
         return loss, metrics
 
+    def initial_state(self, batch_size):
+        return self.frame_model.initial_state(batch_size)
+
     @tf.function(reduce_retracing=True)
-    def next_frame(self, history, actions, temperature=1.0):
-        """The simulated env's step with bits from the prior at `temperature`: history
-        [B, k, H, W, C] uint8, actions [B] -> next frames [B, H, W, C] uint8, rewards [B]."""
+    def next_frame(self, history, actions, state, temperature=1.0):
+        """The simulated env's step with bits sampled from the prior at `temperature`: history
+        [B, k, H, W, C] uint8, actions [B], the recurrent state -> next frames [B, H, W, C]
+        uint8, rewards [B] in {-1, 0, 1}, the next state."""
         bits = self.sample_prior(history, tf.cast(temperature, tf.float32))
-        pixel_logits, reward_logits = self.frame_model(history, actions, latent=bits, training=False)
-        frames = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
-        return frames, tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
+        pixel_logits, reward_logits, state = self.frame_model(history, actions, state, latent=bits,
+                                                              training=False)
+        return most_likely(pixel_logits, reward_logits) + (state,)
 
     def infer(self, features):
         context = self.hparams.num_context_frames
-        frames, rewards = self.next_frame(features["frames"][:, :context], features["actions"][:, context - 1])
+        history = features["frames"][:, :context]
+        frames, rewards, _ = self.next_frame(history, features["actions"][:, context - 1],
+                                             self.initial_state(tf.shape(history)[0]))
         return {"frames": frames, "rewards": rewards}
 
 

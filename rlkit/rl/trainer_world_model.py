@@ -42,10 +42,11 @@ def dream_image(model, episode, hparams, start=0):
     """
     context = hparams.num_context_frames
     history = episode.frames[start:start + context][None]
+    state = model.initial_state(1)
     rows = []
     for step in range(hparams.dream_length):
         t = start + context + step
-        frame, _ = model.next_frame(history, episode.actions[t - 1:t])
+        frame, _, state = model.next_frame(history, episode.actions[t - 1:t], state)
         frame = frame.numpy()
         real = episode.frames[t]
         difference = np.abs(frame[0].astype(np.int16) - real.astype(np.int16)).astype(np.uint8)
