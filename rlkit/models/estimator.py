@@ -89,8 +89,12 @@ class Estimator:
         self.global_step.assign_add(1)
         return dict(metrics, loss=loss)
 
-    def train(self, input_fn, max_steps):
-        """Trains until the global step reaches `max_steps`; returns the final global step."""
+    def train(self, input_fn, max_steps, after_checkpoint=None):
+        """Trains until the global step reaches `max_steps`; returns the final global step.
+
+        `after_checkpoint(step)`, if given, runs after each checkpoint is saved (for summaries
+        that cost too much to write more often, such as dream rollouts).
+        """
         dataset = iter(input_fn())
         first = next(dataset)
         self._build_and_restore(first)
@@ -109,6 +113,8 @@ class Estimator:
                 window, start = [], time.monotonic()
             if step % self.save_checkpoints_steps == 0 or step == max_steps:
                 self._manager.save(checkpoint_number=step)
+                if after_checkpoint is not None:
+                    after_checkpoint(step)
         return int(self.global_step)
 
     def evaluate(self, input_fn, steps):

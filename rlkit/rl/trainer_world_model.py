@@ -75,15 +75,13 @@ def train_world_model(hparams, data_dir, output_dir, seed):
     if episode is None:
         logging.warning("No stored episode has %d steps: no dream summaries",
                         hparams.num_context_frames + hparams.dream_length)
-    while True:
-        target = min(hparams.train_steps,
-                     (int(estimator.global_step) // hparams.save_checkpoints_steps + 1) * hparams.save_checkpoints_steps)
-        step = estimator.train(input_fn, max_steps=target)
+
+    def write_dream(step):
         if episode is not None:
             image = dream_image(estimator.model, episode, hparams)
             estimator.write_summaries("dream", step, {}, images={"dream_real_difference": image[None]})
-        if step >= hparams.train_steps:
-            break
+
+    estimator.train(input_fn, max_steps=hparams.train_steps, after_checkpoint=write_dream)
     results = estimator.evaluate(input_fn, steps=10)
     logging.info("Evaluation at step %d: %s", results["global_step"],
                  ", ".join(f"{k} {v:.4g}" for k, v in results.items()))
