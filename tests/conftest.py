@@ -29,3 +29,22 @@ def assert_one_line_error(result, *fragments):
 @pytest.fixture
 def cli():
     return run_module
+
+
+def collect_random_pong(data_dir, num_steps, num_envs=2, seed=0):
+    """Writes `num_steps` steps of real Pong with random actions as one shard of epoch 0."""
+    import numpy as np
+
+    from rlkit.data_generators import storage
+    from rlkit.data_generators.atari import AtariBatchEnv
+
+    rng = np.random.default_rng(seed)
+    with AtariBatchEnv("pong", num_envs) as env:
+        writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=num_envs)
+        observation = env.reset(seed=seed)
+        for _ in range(num_steps):
+            actions = rng.integers(env.action_space.n, size=num_envs)
+            step = env.step(actions)
+            writer.add(observation, actions, step)
+            observation = step.observation
+        writer.write_shard()

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import collect_random_pong
 from rlkit.data_generators import storage
-from rlkit.data_generators.atari import AtariBatchEnv
 from rlkit.hparams import create_hparams
 from rlkit.models.estimator import Estimator
 from rlkit.models.next_frame_sd import bits_to_groups, groups_to_bits, linear_schedule
@@ -17,16 +17,7 @@ TINY = "next_frame_basic_stochastic_discrete_tiny"
 def pong_windows(tmp_path_factory):
     """A batch of 2 windows (4 context + 2 target frames) of real Pong."""
     data_dir = str(tmp_path_factory.mktemp("pong") / "data")
-    rng = np.random.default_rng(0)
-    with AtariBatchEnv("pong", 2) as env:
-        writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=2)
-        observation = env.reset(seed=0)
-        for _ in range(60):
-            actions = rng.integers(env.action_space.n, size=2)
-            step = env.step(actions)
-            writer.add(observation, actions, step)
-            observation = step.observation
-        writer.write_shard()
+    collect_random_pong(data_dir, 60)
     return next(iter(storage.window_dataset(data_dir, 4, 2, seed=0).skip(30).batch(2)))
 
 

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import collect_random_pong
 from rlkit.data_generators import storage
-from rlkit.data_generators.atari import AtariBatchEnv
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
 from rlkit.models.estimator import Estimator
@@ -17,16 +17,7 @@ TINY = "next_frame_basic_deterministic_tiny"
 def pong_batch(tmp_path_factory):
     """A fixed batch of 4 windows (4 context + 1 target frames) of real Pong."""
     data_dir = str(tmp_path_factory.mktemp("pong") / "data")
-    rng = np.random.default_rng(0)
-    with AtariBatchEnv("pong", 2) as env:
-        writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=2)
-        observation = env.reset(seed=0)
-        for _ in range(80):
-            actions = rng.integers(env.action_space.n, size=2)
-            step = env.step(actions)
-            writer.add(observation, actions, step)
-            observation = step.observation
-        writer.write_shard()
+    collect_random_pong(data_dir, 80)
     dataset = storage.window_dataset(data_dir, 4, 1, seed=0)
     return next(iter(dataset.skip(40).batch(4)))
 

@@ -81,6 +81,15 @@ def most_likely(pixel_logits, reward_logits):
     return frames, tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
 
 
+def predict_after_context(model, features):
+    """A world model's predicted frame and reward after each window's context, from a fresh state."""
+    context = model.hparams.num_context_frames
+    history = features["frames"][:, :context]
+    frames, rewards, _ = model.next_frame(history, features["actions"][:, context - 1],
+                                          model.initial_state(tf.shape(history)[0]))
+    return {"frames": frames, "rewards": rewards}
+
+
 def stack_frames(frames, dtype):
     """[B, k, H, W, C] uint8 -> [B, H, W, k*C] in [0, 1]: frames stacked along channels."""
     frames = tf.cast(frames, dtype) / 255.0
@@ -183,12 +192,7 @@ class NextFrameBasicDeterministic(keras.Model):
         return most_likely(pixel_logits, reward_logits) + (state,)
 
     def infer(self, features):
-        """Predicted next frame and reward after each window's context."""
-        context = self.hparams.num_context_frames
-        history = features["frames"][:, :context]
-        frames, rewards, _ = self.next_frame(history, features["actions"][:, context - 1],
-                                             self.initial_state(tf.shape(history)[0]))
-        return {"frames": frames, "rewards": rewards}
+        return predict_after_context(self, features)
 
 
 @register_model

@@ -20,7 +20,7 @@ import tensorflow as tf
 from keras import layers
 
 from rlkit.models.next_frame import (NextFrameBasicDeterministic, most_likely, pixel_and_reward_losses,
-                                     stack_frames)
+                                     predict_after_context, stack_frames)
 from rlkit.models.registry import register_model
 
 BITS_PER_GROUP = 8  # the prior predicts the bits a byte at a time
@@ -164,11 +164,7 @@ class NextFrameStochasticDiscrete(keras.Model):
         return most_likely(pixel_logits, reward_logits) + (state,)
 
     def infer(self, features):
-        context = self.hparams.num_context_frames
-        history = features["frames"][:, :context]
-        frames, rewards, _ = self.next_frame(history, features["actions"][:, context - 1],
-                                             self.initial_state(tf.shape(history)[0]))
-        return {"frames": frames, "rewards": rewards}
+        return predict_after_context(self, features)
 
 
 @register_model
