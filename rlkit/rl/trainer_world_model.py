@@ -9,11 +9,9 @@ accuracy, steps/s), OUTPUT_DIR/eval and OUTPUT_DIR/dream: after every checkpoint
 next to the real frames. Rerunning the same command resumes from the newest checkpoint.
 """
 
-import os
 
 import keras
 import numpy as np
-import tensorflow as tf
 from absl import flags, logging
 
 from rlkit import cli
