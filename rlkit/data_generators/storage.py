@@ -132,6 +132,7 @@ class Episode:
     actions: np.ndarray      # [T] int32
     rewards: np.ndarray      # [T] int8, clipped
     raw_rewards: np.ndarray  # [T] float32
+    starts_at_reset: bool    # frames[0] is the first frame of the episode
     complete: bool           # starts at a reset and ends with done
 
     def __len__(self):
@@ -176,6 +177,7 @@ def read_rollouts(data_dir, epochs=None):
         episodes.append(Episode(
             episode_id=episode_id, frames=joined["frames"], actions=joined["actions"],
             rewards=joined["rewards"], raw_rewards=joined["raw_rewards"],
+            starts_at_reset=bool(joined["firsts"][0]),
             complete=bool(joined["firsts"][0] and joined["dones"][-1])))
     return RolloutData(episodes, shards, skipped)
 

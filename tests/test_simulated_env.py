@@ -1,0 +1,95 @@
+import gymnasium as gym
+import keras
+import numpy as np
+import pytest
+
+from conftest import collect_random_pong
+from rlkit.data_generators import storage
+from rlkit.data_generators.batch_env import FrameStack
+from rlkit.hparams import create_hparams
+from rlkit.models.registry import get_model
+from rlkit.rl.ppo import PPOLearner
+from rlkit.rl.rollout import collect_rollout
+from rlkit.rl.simulated_env import SimulatedBatchEnv
+
+
+@pytest.fixture(scope="module")
+def episodes(tmp_path_factory):
+    data_dir = str(tmp_path_factory.mktemp("pong") / "data")
+    collect_random_pong(data_dir, 40)
+    return storage.read_rollouts(data_dir).episodes
+
+
+def world_model(set_name):
+    keras.utils.set_random_seed(0)
+    hparams = create_hparams(set_name)
+    return get_model(hparams.model)(hparams)
+
+
+def make_env(model, episodes, num_envs=3, rollout_length=5):
+    return SimulatedBatchEnv(model, episodes, num_envs, rollout_length, gym.spaces.Discrete(6))
+
+
+def find_window(frame, episodes):
+    """(episode index, time) of a real frame, or None."""
+    for i, episode in enumerate(episodes):
+        for t, real in enumerate(episode.frames):
+            if np.array_equal(real, frame):
+                return i, t
+    return None
+
+
+@pytest.mark.parametrize("set_name", ["next_frame_basic_deterministic_tiny",
+                                      "next_frame_basic_stochastic_discrete_tiny"])
+def test_shapes_and_fixed_length_rollouts(set_name, episodes):
+    env = make_env(world_model(set_name), episodes)
+    observation = env.reset(seed=0)
+    assert observation.shape == (3, 105, 80, 3) and observation.dtype == np.uint8
+    for t in range(1, 6):
+        step = env.step(np.array([0, 1, 2]))
+        assert step.observation.shape == (3, 105, 80, 3) and step.observation.dtype == np.uint8
+        assert set(np.unique(step.reward)) <= {-1.0, 0.0, 1.0}
+        assert not step.terminated.any()
+        assert step.truncated.all() == (t == 5)
+    np.testing.assert_array_equal(step.episode_length, [5, 5, 5])
+    assert find_window(step.observation[0], episodes) is not None  # restarted from real frames
+
+
+def test_initial_frames_come_from_real_windows(episodes):
+    env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=4)
+    for seed in range(3):
+        observation = env.reset(seed=seed)
+        # Env 0 starts at a true episode start: its newest frame is the episode's 4th.
+        assert any(e.starts_at_reset and np.array_equal(e.frames[3], observation[0]) for e in episodes)
+        for env_index in range(1, 4):
+            assert find_window(observation[env_index], episodes) is not None
+    first = env.reset(seed=5)
+    np.testing.assert_array_equal(first, env.reset(seed=5))
+
+
+def test_rewards_come_from_the_reward_head(episodes):
+    model = world_model("next_frame_basic_deterministic_tiny")
+    env = make_env(model, episodes)
+    env.reset(seed=0)
+    env.step(np.zeros(3, np.int64))  # builds the model
+    head = model.reward_head
+    head.kernel.assign(np.zeros(head.kernel.shape, np.float32))
+    head.bias.assign(np.array([-10.0, -10.0, 10.0], np.float32))  # class 2: reward +1
+    step = env.step(np.zeros(3, np.int64))
+    np.testing.assert_array_equal(step.reward, [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(step.raw_reward, [1.0, 1.0, 1.0])
+    head.bias.assign(np.array([10.0, -10.0, -10.0], np.float32))  # class 0: reward -1
+    np.testing.assert_array_equal(env.step(np.zeros(3, np.int64)).reward, [-1.0, -1.0, -1.0])
+
+
+def test_ppo_collects_inside_the_world_model(episodes):
+    env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=2, rollout_length=4)
+    stacked = FrameStack(env, 4)
+    ppo = create_hparams("ppo_original_params")
+    network = get_model(ppo.policy_network)((4, 105, 80, 3), np.uint8, env.action_space, ppo)
+    learner = PPOLearner(network, env.action_space, ppo, seed=0)
+    rollout, _, stats = collect_rollout(stacked, stacked.reset(seed=0), learner.act, 8)
+    assert rollout.observations.shape == (8, 2, 4, 105, 80, 3)
+    assert rollout.dones.sum() == 4  # two fixed-length rollouts of 4 steps in each env
+    assert stats.lengths == [4, 4, 4, 4]
+    assert set(learner.update(rollout)) >= {"policy_loss", "value_loss", "entropy"}
