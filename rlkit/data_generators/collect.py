@@ -26,7 +26,7 @@ FLAGS = flags.FLAGS
 
 def stored_steps(data_dir, epoch):
     """Agent steps (over all envs) already stored for `epoch`."""
-    return sum(storage.load_shard(path)["actions"].size for path in storage.list_shards(data_dir, [epoch]))
+    return sum(storage.shard_num_steps(path) for path in storage.list_shards(data_dir, [epoch]))
 
 
 def collect_random(env, writer, num_agent_steps, shard_steps, seed, done_steps=0):

@@ -45,13 +45,23 @@ def list_shards(data_dir, epochs=None):
     return paths
 
 
-def load_shard(path):
-    """The arrays of one shard; raises ValueError if it is not a readable, complete shard."""
+def _read_fields(path, names):
+    """Some arrays of a shard (npz decompresses only those); ValueError if it cannot be read."""
     try:
         with np.load(path, allow_pickle=False) as npz:
-            shard = {name: npz[name] for name in FIELDS}
+            return {name: npz[name] for name in names}
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
         raise ValueError(f"unreadable shard {path}: {e}") from None
+
+
+def shard_num_steps(path):
+    """Agent steps (over all envs) in a shard, read without decompressing its frames."""
+    return _read_fields(path, ["actions"])["actions"].size
+
+
+def load_shard(path):
+    """The arrays of one shard; raises ValueError if it is not a readable, complete shard."""
+    shard = _read_fields(path, FIELDS)
     num_envs, num_steps = shard["actions"].shape
     for name, array in shard.items():
         if array.shape[:2] != (num_envs, num_steps):
@@ -117,9 +127,8 @@ def _max_episode_id(data_dir):
     largest = -1
     for path in list_shards(data_dir):
         try:
-            with np.load(path, allow_pickle=False) as npz:
-                largest = max(largest, int(npz["episode_ids"].max()))
-        except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile):
+            largest = max(largest, int(_read_fields(path, ["episode_ids"])["episode_ids"].max()))
+        except ValueError:
             continue
     return largest
 

@@ -58,15 +58,13 @@ def rlmf_tiny():
 @register_hparams
 def rlmf_cartpole():
     """PPO on CartPole-v1: reaches the 500 cap within 100K steps."""
-    hparams = env_atari()
+    hparams = rlmf_original()
     hparams.game = "CartPole-v1"
     hparams.frame_stack_size = 1
-    hparams.add_hparam("ppo_params", "ppo_cartpole_params")
-    hparams.add_hparam("num_envs", 8)
-    hparams.add_hparam("num_env_steps", 100_000)
-    hparams.add_hparam("checkpoint_every_iterations", 50)
-    hparams.add_hparam("keep_checkpoints", 3)
-    hparams.add_hparam("eval_every_iterations", 50)
-    hparams.add_hparam("eval_num_episodes", 8)
-    hparams.add_hparam("eval_max_steps", 500)
+    hparams.ppo_params = "ppo_cartpole_params"
+    hparams.num_envs = 8
+    hparams.num_env_steps = 100_000
+    hparams.checkpoint_every_iterations = 50
+    hparams.eval_every_iterations = 50
+    hparams.eval_max_steps = 500
     return hparams
