@@ -46,9 +46,9 @@ def parse_gin(gin_files, gin_bindings):
         raise UserError(f"bad gin config: {message}") from None
 
 
-def load_hparams(set_name, overrides):
+def load_hparams(set_name, overrides, flag="hparams_set"):
     if not set_name:
-        raise UserError("no hparams set given: pass --hparams_set (python -m rlkit.hparams --list)")
+        raise UserError(f"no hparams set given: pass --{flag} (python -m rlkit.hparams --list)")
     return create_hparams(set_name, overrides)
 
 

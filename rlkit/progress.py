@@ -36,5 +36,5 @@ class Progress:
         eta = format_duration((self.total - done) / rate) if rate > 0 else "?"
         parts = [f"{done:,}/{self.total:,} {self.unit} ({100 * done / max(self.total, 1):.0f}%)"]
         parts += [f"{name} {_format_stat(value)}" for name, value in stats.items()]
-        parts += [f"{rate:,.0f} {self.unit}/s", f"ETA {eta}"]
+        parts += [f"{rate:,.0f} {self.unit}/s" if rate >= 10 else f"{rate:.3g} {self.unit}/s", f"ETA {eta}"]
         return " | ".join(parts)

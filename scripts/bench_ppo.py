@@ -20,7 +20,7 @@ from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import make_batch_env
 from rlkit.hparams import create_hparams, referenced_hparams
 from rlkit.rl.rollout import collect_rollout
-from rlkit.rl.trainer_model_free import build_learner
+from rlkit.rl.ppo import build_learner
 
 HPARAMS = create_hparams("rlmf_nature", "game=pong,num_envs=8")
 
@@ -29,7 +29,7 @@ def rlkit_ppo(iterations):
     """(a) agent steps/s of whole PPO iterations, and the last rollout for (b)."""
     keras.utils.set_random_seed(0)
     env = make_batch_env(HPARAMS, HPARAMS.num_envs)
-    learner = build_learner(HPARAMS, env, seed=0)
+    learner = build_learner(HPARAMS, env.observation_space, env.action_space, seed=0)
     stacked = FrameStack(env, HPARAMS.frame_stack_size)
     observation = stacked.reset(seed=0)
     length = learner.hparams.rollout_length

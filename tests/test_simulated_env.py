@@ -26,8 +26,8 @@ def world_model(set_name):
     return get_model(hparams.model)(hparams)
 
 
-def make_env(model, episodes, num_envs=3, rollout_length=5):
-    return SimulatedBatchEnv(model, episodes, num_envs, rollout_length, gym.spaces.Discrete(6))
+def make_env(model, episodes, num_envs=3):
+    return SimulatedBatchEnv(model, episodes, num_envs, gym.spaces.Discrete(6))
 
 
 def find_window(frame, episodes):
@@ -41,18 +41,16 @@ def find_window(frame, episodes):
 
 @pytest.mark.parametrize("set_name", ["next_frame_basic_deterministic_tiny",
                                       "next_frame_basic_stochastic_discrete_tiny"])
-def test_shapes_and_fixed_length_rollouts(set_name, episodes):
+def test_shapes_and_rewards(set_name, episodes):
     env = make_env(world_model(set_name), episodes)
     observation = env.reset(seed=0)
     assert observation.shape == (3, 105, 80, 3) and observation.dtype == np.uint8
-    for t in range(1, 6):
+    for _ in range(5):
         step = env.step(np.array([0, 1, 2]))
         assert step.observation.shape == (3, 105, 80, 3) and step.observation.dtype == np.uint8
         assert set(np.unique(step.reward)) <= {-1.0, 0.0, 1.0}
-        assert not step.terminated.any()
-        assert step.truncated.all() == (t == 5)
-    np.testing.assert_array_equal(step.episode_length, [5, 5, 5])
-    assert find_window(step.observation[0], episodes) is not None  # restarted from real frames
+        assert not step.done.any()  # the loop resets the env; it never ends episodes itself
+    assert find_window(env.reset()[0], episodes) is not None  # reset restarts from real frames
 
 
 def test_initial_frames_come_from_real_windows(episodes):
@@ -82,14 +80,20 @@ def test_rewards_come_from_the_reward_head(episodes):
     np.testing.assert_array_equal(env.step(np.zeros(3, np.int64)).reward, [-1.0, -1.0, -1.0])
 
 
+def test_policy_starts_from_the_real_window(episodes):
+    env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=2)
+    stacked = FrameStack(env, 4).reset(seed=1)
+    for window in stacked:
+        assert any(np.array_equal(window, e.frames[t:t + 4]) for e in episodes for t in range(len(e) - 3))
+
+
 def test_ppo_collects_inside_the_world_model(episodes):
-    env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=2, rollout_length=4)
+    env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=2)
     stacked = FrameStack(env, 4)
     ppo = create_hparams("ppo_original_params")
     network = get_model(ppo.policy_network)((4, 105, 80, 3), np.uint8, env.action_space, ppo)
     learner = PPOLearner(network, env.action_space, ppo, seed=0)
     rollout, _, stats = collect_rollout(stacked, stacked.reset(seed=0), learner.act, 8)
     assert rollout.observations.shape == (8, 2, 4, 105, 80, 3)
-    assert rollout.dones.sum() == 4  # two fixed-length rollouts of 4 steps in each env
-    assert stats.lengths == [4, 4, 4, 4]
+    assert not rollout.dones.any() and not stats.lengths  # one fixed-length rollout, bootstrapped
     assert set(learner.update(rollout)) >= {"policy_loss", "value_loss", "entropy"}

@@ -78,6 +78,13 @@ class BatchEnv(abc.ABC):
     def _step(self, actions):
         """Returns (observation, raw_reward, terminated, truncated), autoresetting done envs."""
 
+    def initial_stack(self, observation, k):
+        """The frame stack [N, k, ...] a policy first sees after reset: k copies of the first frame.
+
+        Envs that start from real history (the world model's env) return that history instead.
+        """
+        return np.repeat(observation[:, None], k, axis=1)
+
     def close(self):
         pass
 
@@ -91,8 +98,9 @@ class BatchEnv(abc.ABC):
 class FrameStack:
     """The last k observations of each env, [N, k, ...], oldest first, for policies.
 
-    At an episode start the stack holds k copies of the first observation, so a policy never
-    sees frames from two episodes at once.
+    After reset the env chooses the first stack (k copies of the first observation, or the real
+    frames a world model starts from); when an episode ends mid-rollout the stack restarts as k
+    copies of its first observation, so a policy never sees frames from two episodes at once.
     """
 
     def __init__(self, env, k):
@@ -102,7 +110,7 @@ class FrameStack:
 
     def reset(self, seed=None):
         observation = self.env.reset(seed)
-        self._stack = np.repeat(observation[:, None], self.k, axis=1)
+        self._stack = self.env.initial_stack(observation, self.k)
         return self._stack
 
     def step(self, actions):

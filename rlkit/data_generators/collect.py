@@ -8,13 +8,12 @@ Rerunning the same command after it was killed continues where the last whole sh
 
 import os
 
-import numpy as np
 from absl import flags, logging
 
 from rlkit import cli
 from rlkit.data_generators import storage
+from rlkit.data_generators.experience import collect_experience, random_policy, stored_steps
 from rlkit.data_generators.make_env import check_game, make_batch_env
-from rlkit.progress import Progress
 
 cli.define_hparams_flags("collect_random")
 cli.define_gin_flags()
@@ -22,31 +21,6 @@ flags.DEFINE_string("output_dir", None, "Run directory; the shards go to OUTPUT_
 flags.DEFINE_integer("epoch", 0, "Epoch number the shards are stored under.")
 flags.DEFINE_integer("seed", 0, "Seed of the envs and of the random policy.")
 FLAGS = flags.FLAGS
-
-
-def stored_steps(data_dir, epoch):
-    """Agent steps (over all envs) already stored for `epoch`."""
-    return sum(storage.shard_num_steps(path) for path in storage.list_shards(data_dir, [epoch]))
-
-
-def collect_random(env, writer, num_agent_steps, shard_steps, seed, done_steps=0):
-    """Steps `env` with random actions until `num_agent_steps` are stored; returns mean episode return."""
-    rng = np.random.default_rng(seed)
-    progress = Progress(num_agent_steps, done_steps)
-    observation = env.reset(seed=seed)
-    returns = []
-    while done_steps < num_agent_steps:
-        actions = rng.integers(env.action_space.n, size=env.num_envs)
-        step = env.step(actions)
-        writer.add(observation, actions, step)
-        observation = step.observation
-        returns.extend(step.episode_return[step.done].tolist())
-        done_steps += env.num_envs
-        if writer.num_buffered_steps == shard_steps or done_steps >= num_agent_steps:
-            writer.write_shard()
-            mean_return = float(np.mean(returns)) if returns else float("nan")
-            logging.info(progress.line(done_steps, episodes=len(returns), mean_return=mean_return))
-    return float(np.mean(returns)) if returns else float("nan")
 
 
 def main(argv):
@@ -65,7 +39,8 @@ def main(argv):
         writer = storage.RolloutWriter(data_dir, FLAGS.epoch, env.num_envs)
         # A resumed run continues with fresh episodes; its seed moves on so they are new ones.
         seed = FLAGS.seed + done_steps
-        collect_random(env, writer, hparams.num_agent_steps, hparams.shard_steps, seed, done_steps)
+        collect_experience(env, writer, random_policy(env.action_space, seed), hparams.num_agent_steps,
+                           hparams.shard_steps, seed, done_steps=done_steps)
     logging.info("Stored %d agent steps of %s in %s", max(done_steps, hparams.num_agent_steps),
                  hparams.game, data_dir)
 

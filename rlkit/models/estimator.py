@@ -27,6 +27,7 @@ from rlkit.checkpoints import restore_latest
 from rlkit.models.optimizers import make_optimizer
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
+from rlkit.summaries import write_summaries
 
 
 class Estimator:
@@ -89,6 +90,11 @@ class Estimator:
         self.global_step.assign_add(1)
         return dict(metrics, loss=loss)
 
+    @tf.function(reduce_retracing=True)
+    def _eval_step(self, features):
+        loss, metrics = self.model.loss_and_metrics(features, training=False)
+        return dict(metrics, loss=loss)
+
     def train(self, input_fn, max_steps, after_checkpoint=None):
         """Trains until the global step reaches `max_steps`; returns the final global step.
 
@@ -123,10 +129,7 @@ class Estimator:
         first = next(dataset)
         self._build_and_restore(first)
         batches = [first] + [next(dataset) for _ in range(steps - 1)]
-        history = []
-        for features in batches:
-            loss, metrics = self.model.loss_and_metrics(features, training=False)
-            history.append(dict(metrics, loss=loss))
+        history = [self._eval_step(features) for features in batches]
         results = {name: float(np.mean([m[name] for m in history])) for name in history[0]}
         self.write_summaries("eval", int(self.global_step), results)
         return dict(results, global_step=int(self.global_step))
@@ -139,10 +142,4 @@ class Estimator:
 
     def write_summaries(self, name, step, scalars, images=None):
         """Scalars (and optional uint8 image batches) under model_dir/name at `step`."""
-        writer = self._writer(name)
-        with writer.as_default(step=step):
-            for tag, value in scalars.items():
-                tf.summary.scalar(tag, value)
-            for tag, value in (images or {}).items():
-                tf.summary.image(tag, value, max_outputs=len(value))
-        writer.flush()
+        write_summaries(self._writer(name), step, scalars, images)

@@ -12,7 +12,9 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 
+from rlkit.hparams import referenced_hparams
 from rlkit.models.optimizers import make_optimizer
+from rlkit.models.registry import get_model
 from rlkit.rl.returns import gae
 
 tfd = tfp.distributions
@@ -142,3 +144,12 @@ class PPOLearner:
         variance = np.var(returns)
         metrics["explained_variance"] = float(1 - np.var(returns - rollout.values) / variance) if variance else 0.0
         return metrics
+
+
+def build_learner(hparams, observation_space, action_space, seed):
+    """The PPO learner of an experiment: the PPO set `hparams` names, acting on stacks of
+    `hparams.frame_stack_size` observations of one env's `observation_space`."""
+    ppo = referenced_hparams(hparams, "ppo")
+    observation_shape = (hparams.frame_stack_size,) + tuple(observation_space.shape)
+    network = get_model(ppo.policy_network)(observation_shape, observation_space.dtype, action_space, ppo)
+    return PPOLearner(network, action_space, ppo, seed)

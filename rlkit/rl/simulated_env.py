@@ -2,9 +2,10 @@
 
 Each env keeps its last `num_context_frames` frames and the model's recurrent state; all envs
 step together in one compiled `model.next_frame` call, and rewards come from the reward head.
-Rollouts have a fixed length: after `rollout_length` steps every env is truncated and restarts
-from a random window of real frames (env 0 from the start of a real episode, so the policy
-also learns the game's opening), as in SimPLe.
+`reset` starts every env from a random window of real frames (env 0 from the start of a real
+episode, so the policy also learns the game's opening). The env never ends an episode itself:
+as in SimPLe, the model-based loop resets it before every fixed-length PPO rollout, and PPO
+bootstraps from the value of the last frame.
 """
 
 import gymnasium as gym
@@ -14,8 +15,7 @@ from rlkit.data_generators.batch_env import BatchEnv
 
 
 class SimulatedBatchEnv(BatchEnv):
-    def __init__(self, model, episodes, num_envs, rollout_length, action_space, action_meanings=None,
-                 temperature=1.0):
+    def __init__(self, model, episodes, num_envs, action_space, action_meanings=None, temperature=1.0):
         hparams = model.hparams
         self.model = model
         self.context = hparams.num_context_frames
@@ -24,14 +24,12 @@ class SimulatedBatchEnv(BatchEnv):
         if not self.starts:
             raise ValueError("the world model's env needs at least one stored episode start "
                              f"with {self.context} frames")
-        self.rollout_length = rollout_length
         self.temperature = temperature
         frame_shape = (hparams.frame_height, hparams.frame_width, hparams.num_channels)
         super().__init__(num_envs, gym.spaces.Box(0, 255, frame_shape, np.uint8), action_space,
                          action_meanings, clip_rewards=True)
         self._rng = np.random.default_rng()
         self._history = self._state = None
-        self._steps = 0
 
     def initial_windows(self):
         """[N, k, H, W, C] real frames: env 0 from an episode start, the others anywhere."""
@@ -45,27 +43,28 @@ class SimulatedBatchEnv(BatchEnv):
             windows.append(episode.frames[start:start + self.context])
         return np.stack(windows)
 
-    def _restart(self):
-        self._history = self.initial_windows()
-        self._state = self.model.initial_state(self.num_envs)
-        self._steps = 0
-        return self._history[:, -1]
-
     def _reset(self, seed):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        return self._restart()
+        self._history = self.initial_windows()
+        self._state = self.model.initial_state(self.num_envs)
+        return self._history[:, -1]
+
+    def initial_stack(self, observation, k):
+        """A policy starts from the same real frames as the model (as many as it stacks)."""
+        if k <= self.context:
+            return self._history[:, self.context - k:].copy()
+        return super().initial_stack(observation, k)
 
     def _step(self, actions):
         frames, rewards, self._state = self.model.next_frame(self._history, actions.astype(np.int32), self._state,
-                                                             **self._sampling())
+                                                             **sampling_arguments(self.model, self.temperature))
         frames = frames.numpy()
         self._history = np.concatenate([self._history[:, 1:], frames[:, None]], axis=1)
-        self._steps += 1
-        truncated = np.full(self.num_envs, self._steps >= self.rollout_length)
-        observation = self._restart() if truncated[0] else frames
-        return observation, rewards.numpy().astype(np.float32), np.zeros(self.num_envs, bool), truncated
+        never = np.zeros(self.num_envs, bool)
+        return frames, rewards.numpy().astype(np.float32), never, never
 
-    def _sampling(self):
-        """The stochastic model samples its latent at a temperature; the deterministic one has none."""
-        return {"temperature": self.temperature} if self.model.hparams.get("bottleneck_bits", 0) else {}
+
+def sampling_arguments(model, temperature):
+    """The stochastic model samples its latent at a temperature; the deterministic one has none."""
+    return {"temperature": temperature} if model.hparams.get("bottleneck_bits", 0) else {}

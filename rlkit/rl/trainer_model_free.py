@@ -22,20 +22,12 @@ from rlkit.data_generators.make_env import check_game, make_batch_env
 from rlkit.hparams import referenced_hparams
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
+from rlkit.summaries import write_summaries
 from rlkit.rl.policy_export import export_policy
-from rlkit.rl.ppo import PPOLearner, learning_rate_at
+from rlkit.rl.ppo import build_learner, learning_rate_at
 from rlkit.rl.rollout import collect_rollout, run_episodes
 
 EVAL_TEMPERATURES = {"greedy": 0.0, "sampled": 1.0}
-
-
-def build_learner(hparams, env, seed):
-    """The PPO learner for `env` (a BatchEnv) with the network the PPO hparams name."""
-    ppo = referenced_hparams(hparams, "ppo")
-    observation_shape = (hparams.frame_stack_size,) + tuple(env.observation_shape)
-    network = get_model(ppo.policy_network)(observation_shape, env.observation_space.dtype,
-                                            env.action_space, ppo)
-    return PPOLearner(network, env.action_space, ppo, seed)
 
 
 def evaluate(learner, eval_env, max_steps, seed):
@@ -49,19 +41,12 @@ def evaluate(learner, eval_env, max_steps, seed):
     return results
 
 
-def write_scalars(writer, step, scalars):
-    with writer.as_default(step=step):
-        for name, value in scalars.items():
-            tf.summary.scalar(name, value)
-    writer.flush()
-
-
 def train(hparams, output_dir, seed):
     """Runs (or resumes) PPO training as `hparams` describe; returns the last eval results."""
     keras.utils.set_random_seed(seed)
     env = make_batch_env(hparams, hparams.num_envs)
     eval_env = FrameStack(make_batch_env(hparams, hparams.eval_num_episodes), hparams.frame_stack_size)
-    learner = build_learner(hparams, env, seed)
+    learner = build_learner(hparams, env.observation_space, env.action_space, seed)
     ppo = learner.hparams
     iteration = tf.Variable(0, dtype=tf.int64)
     env_steps = tf.Variable(0, dtype=tf.int64)
@@ -102,7 +87,7 @@ def train(hparams, output_dir, seed):
             scalars["episode/return"] = float(np.mean(episodes.returns))
             scalars["episode/clipped_return"] = float(np.mean(episodes.clipped_returns))
             scalars["episode/length"] = float(np.mean(episodes.lengths))
-        write_scalars(train_writer, done_steps, scalars)
+        write_summaries(train_writer, done_steps, scalars)
         mean_return = float(np.mean(recent_returns)) if recent_returns else float("nan")
         logging.info(progress.line(done_steps, iteration=f"{done_iterations}/{total_iterations}",
                                    mean_return=mean_return, loss=metrics["loss"]))
@@ -110,7 +95,7 @@ def train(hparams, output_dir, seed):
         last = done_iterations == total_iterations
         if done_iterations % hparams.eval_every_iterations == 0 or last:
             eval_results = evaluate(learner, eval_env, hparams.eval_max_steps, seed)
-            write_scalars(eval_writer, done_steps, eval_results)
+            write_summaries(eval_writer, done_steps, eval_results)
             logging.info("Eval at %d steps: %s", done_steps,
                          ", ".join(f"{k} {v:.2f}" for k, v in eval_results.items()))
         if done_iterations % hparams.checkpoint_every_iterations == 0 or last:

@@ -1,0 +1,47 @@
+"""Collecting real experience into storage shards with any policy, resumably.
+
+Used by the `collect` command (random policy) and by the model-based loop (its current policy).
+"""
+
+import numpy as np
+from absl import logging
+
+from rlkit.data_generators import storage
+from rlkit.data_generators.batch_env import FrameStack
+from rlkit.progress import Progress
+
+
+def stored_steps(data_dir, epoch):
+    """Agent steps (over all envs) already stored for `epoch`."""
+    return sum(storage.shard_num_steps(path) for path in storage.list_shards(data_dir, [epoch]))
+
+
+def collect_experience(env, writer, policy, num_agent_steps, shard_steps, seed, frame_stack_size=1,
+                       done_steps=0):
+    """Steps `env` with `policy` until `num_agent_steps` are stored; returns mean episode return.
+
+    `policy(stacked_observations) -> actions` sees the last `frame_stack_size` frames of each
+    env; a shard is written every `shard_steps` steps per env and at the end.
+    """
+    stacked_env = FrameStack(env, frame_stack_size)
+    progress = Progress(num_agent_steps, done_steps)
+    observation = stacked_env.reset(seed=seed)
+    returns = []
+    while done_steps < num_agent_steps:
+        actions = policy(observation)
+        next_observation, step = stacked_env.step(actions)
+        writer.add(observation[:, -1], actions, step)
+        observation = next_observation
+        returns.extend(step.episode_return[step.done].tolist())
+        done_steps += env.num_envs
+        if writer.num_buffered_steps == shard_steps or done_steps >= num_agent_steps:
+            writer.write_shard()
+            mean_return = float(np.mean(returns)) if returns else float("nan")
+            logging.info(progress.line(done_steps, episodes=len(returns), mean_return=mean_return))
+    return float(np.mean(returns)) if returns else float("nan")
+
+
+def random_policy(action_space, seed):
+    """Uniformly random actions, one per env of a batch of observations."""
+    rng = np.random.default_rng(seed)
+    return lambda observation: rng.integers(action_space.n, size=len(observation))

@@ -1,0 +1,120 @@
+"""Model-based (SimPLe loop) sets for `python -m rlkit.rl.trainer_model_based`.
+
+A loop set is an env (env_atari's keys), a world-model set (`world_model_params`), a PPO set
+(`ppo_params`) and the loop's own schedule. `world_model_train_steps` is the world model's
+training per epoch and `ppo_rollout_length` the simulated rollout length.
+"""
+
+from rlkit.hparams.env_sets import env_atari
+from rlkit.hparams.registry import register_hparams
+
+
+@register_hparams
+def rlmb_base():
+    """SimPLe with the deterministic world model: 15 epochs, ~100K real agent steps in all."""
+    hparams = env_atari()
+    hparams.add_hparam("epochs", 15)
+    # Real agent steps collected by the loop's epochs; the first collection adds one epoch's
+    # share (6,400), so the run sees 102,400 real agent steps (409,600 frames): "Atari 100K".
+    hparams.add_hparam("num_real_env_steps", 96_000)
+    hparams.add_hparam("initial_collection", "random")  # "random" or "policy" (the untrained PPO policy)
+    hparams.add_hparam("real_num_envs", 8)
+    hparams.add_hparam("shard_steps", 200)  # agent steps per env in one data shard
+    hparams.add_hparam("world_model_params", "next_frame_basic_deterministic")
+    # Each epoch trains the world model to a cumulative step target: train_steps per epoch,
+    # times longer_training_factor in the epochs listed.
+    hparams.add_hparam("longer_training_epochs", [0, 1, 4, 9, 14])
+    hparams.add_hparam("longer_training_factor", 3)
+    hparams.add_hparam("ppo_params", "ppo_original_params")
+    hparams.add_hparam("ppo_learning_rate", 1e-4)
+    hparams.add_hparam("simulated_num_envs", 16)
+    hparams.add_hparam("simulated_ppo_iterations", 1000)  # per epoch, each one rollout of ppo_rollout_length steps
+    hparams.add_hparam("simulated_temperature", 1.0)      # the stochastic model's latent sampling
+    hparams.add_hparam("checkpoint_every_iterations", 100)
+    hparams.add_hparam("keep_checkpoints", 3)
+    # Evaluation after every epoch: the policy on the real env at each sampling temperature,
+    # with up to eval_max_num_noops random no-ops at reset and with none, one episode per env.
+    hparams.add_hparam("eval_sampling_temps", [0.5, 0.0, 1.0])
+    hparams.add_hparam("eval_max_num_noops", 8)
+    hparams.add_hparam("eval_batch_size", 32)
+    hparams.add_hparam("eval_step_limit", 1000)  # agent steps per eval episode
+    # World-model reward accuracy: rollouts of these lengths from held-out real windows, fed
+    # the real actions; a rollout counts as correct if every predicted reward is.
+    hparams.add_hparam("reward_accuracy_lengths", [12, 50])
+    hparams.add_hparam("reward_accuracy_rollouts", 32)
+    return hparams
+
+
+@register_hparams
+def rlmb_base_stochastic_discrete():
+    """SimPLe's main configuration: the stochastic discrete world model."""
+    hparams = rlmb_base()
+    hparams.world_model_params = "next_frame_basic_stochastic_discrete"
+    return hparams
+
+
+@register_hparams
+def rlmb_long_stochastic_discrete():
+    """The stochastic discrete model on 16 target frames, trained twice as long per epoch."""
+    hparams = rlmb_base_stochastic_discrete()
+    hparams.world_model_params = "next_frame_basic_stochastic_discrete_long"
+    hparams.add_hparam("world_model_train_steps", 30000)
+    return hparams
+
+
+def _with_real_steps(num_real_env_steps):
+    hparams = rlmb_base_stochastic_discrete()
+    hparams.num_real_env_steps = num_real_env_steps
+    return hparams
+
+
+@register_hparams
+def rlmb_base_stochastic_discrete_20k():
+    """SimPLe with 20K real agent steps in the loop's epochs."""
+    return _with_real_steps(19_200)
+
+
+@register_hparams
+def rlmb_base_stochastic_discrete_50k():
+    """SimPLe with 50K real agent steps in the loop's epochs."""
+    return _with_real_steps(48_000)
+
+
+@register_hparams
+def rlmb_base_stochastic_discrete_1m():
+    """SimPLe with 1M real agent steps in the loop's epochs."""
+    return _with_real_steps(960_000)
+
+
+@register_hparams
+def rlmb_base_stochastic_discrete_sticky():
+    """SimPLe on Atari with sticky actions (repeat probability 0.25)."""
+    hparams = rlmb_base_stochastic_discrete()
+    hparams.sticky_actions = True
+    return hparams
+
+
+@register_hparams
+def rlmb_tiny():
+    """The whole loop on Pong in a few minutes of CPU: for tests and the README demo."""
+    hparams = rlmb_base_stochastic_discrete()
+    hparams.world_model_params = "next_frame_basic_stochastic_discrete_tiny"
+    hparams.add_hparam("world_model_train_steps", 20)
+    hparams.add_hparam("world_model_batch_size", 2)
+    hparams.add_hparam("world_model_num_target_frames", 1)
+    hparams.epochs = 2
+    hparams.num_real_env_steps = 2 * 2 * 100
+    hparams.real_num_envs = 2
+    hparams.shard_steps = 50
+    hparams.longer_training_epochs = [0]
+    hparams.longer_training_factor = 2
+    hparams.simulated_num_envs = 4
+    hparams.simulated_ppo_iterations = 4
+    hparams.add_hparam("ppo_rollout_length", 10)
+    hparams.checkpoint_every_iterations = 2
+    hparams.eval_sampling_temps = [0.0, 1.0]
+    hparams.eval_batch_size = 2
+    hparams.eval_step_limit = 50
+    hparams.reward_accuracy_lengths = [4, 12]
+    hparams.reward_accuracy_rollouts = 4
+    return hparams

@@ -1,0 +1,93 @@
+"""Evaluation shared by the model-based loop and the evaluator.
+
+* `evaluate_policy`: a policy on the real env over SimPLe's grid of sampling temperatures x
+  {eval_max_num_noops, 0} random no-ops at reset, one episode in each of eval_batch_size envs.
+* `reward_accuracy`: how often the world model, fed real frames and actions, predicts every
+  reward of an n-step rollout right.
+"""
+
+import numpy as np
+from absl import logging
+
+from rlkit.data_generators.batch_env import FrameStack
+from rlkit.data_generators.make_env import make_batch_env
+from rlkit.rl.rollout import run_episodes
+from rlkit.rl.simulated_env import sampling_arguments
+
+
+def eval_grid(hparams):
+    """(sampling temperature, max no-ops) pairs, in the order they are evaluated."""
+    noops = [hparams.eval_max_num_noops] + ([0] if hparams.eval_max_num_noops else [])
+    return [(float(t), n) for t in hparams.eval_sampling_temps for n in noops]
+
+
+def config_name(temperature, max_noops):
+    return f"sampling_temp_{temperature}_max_noops_{max_noops}"
+
+
+def summarize_returns(stats):
+    """Mean, median and std of unclipped and clipped returns, and the mean episode length."""
+    summary = {}
+    for kind, values in (("unclipped", stats.returns), ("clipped", stats.clipped_returns)):
+        summary[f"mean_{kind}"] = float(np.mean(values))
+        summary[f"median_{kind}"] = float(np.median(values))
+        summary[f"std_{kind}"] = float(np.std(values))
+    summary["mean_length"] = float(np.mean(stats.lengths))
+    return summary
+
+
+def evaluate_policy(hparams, act, seed):
+    """{config_name: summary} of `act(stacked_observations, temperature) -> actions` on the real env."""
+    results = {}
+    for temperature, max_noops in eval_grid(hparams):
+        env_hparams = hparams.copy()
+        env_hparams.max_num_noops = max_noops
+        with make_batch_env(env_hparams, hparams.eval_batch_size) as env:
+            stats = run_episodes(FrameStack(env, hparams.frame_stack_size),
+                                 lambda observation: act(observation, temperature),
+                                 hparams.eval_step_limit, seed)
+        name = config_name(temperature, max_noops)
+        results[name] = summarize_returns(stats)
+        logging.info("Eval %s: mean return %.2f (clipped %.2f) over %d episodes", name,
+                     results[name]["mean_unclipped"], results[name]["mean_clipped"], len(stats.returns))
+    return results
+
+
+def policy_scalars(results):
+    """TensorBoard tags of evaluate_policy's results, as SimPLe named them."""
+    return {f"mean_reward/eval/{name}_{kind}": summary[f"mean_{kind}"]
+            for name, summary in results.items() for kind in ("unclipped", "clipped")}
+
+
+def reward_accuracy(model, episodes, lengths, num_rollouts, temperature, seed):
+    """{"reward_accuracy/at_{n}": share of rollouts whose first n predicted rewards all match}.
+
+    Rollouts start from random real context windows of `episodes` (held out from training)
+    and are fed the real actions; all run as one batch. Returns {} (with a warning) if no
+    episode is long enough.
+    """
+    context, horizon = model.hparams.num_context_frames, max(lengths)
+    long_enough = [e for e in episodes if len(e) >= context + horizon]
+    if not long_enough:
+        logging.warning("No held-out episode has %d steps: reward accuracy skipped", context + horizon)
+        return {}
+    rng = np.random.default_rng(seed)
+    windows = []
+    for _ in range(num_rollouts):
+        episode = long_enough[rng.integers(len(long_enough))]
+        start = rng.integers(len(episode) - context - horizon + 1)
+        windows.append((episode, start))
+    history = np.stack([e.frames[s:s + context] for e, s in windows])
+    # actions[t] was taken on frames[t] and rewards[t] followed it: the first predicted frame
+    # is frames[start + context], after actions[start + context - 1].
+    actions = np.stack([e.actions[s + context - 1:s + context - 1 + horizon] for e, s in windows])
+    real_rewards = np.stack([e.rewards[s + context - 1:s + context - 1 + horizon] for e, s in windows])
+    state = model.initial_state(num_rollouts)
+    predicted = []
+    for t in range(horizon):
+        frames, rewards, state = model.next_frame(history, actions[:, t], state,
+                                                  **sampling_arguments(model, temperature))
+        history = np.concatenate([history[:, 1:], frames.numpy()[:, None]], axis=1)
+        predicted.append(rewards.numpy())
+    correct = np.stack(predicted, axis=1) == real_rewards
+    return {f"reward_accuracy/at_{n}": float(np.mean(correct[:, :n].all(axis=1))) for n in lengths}

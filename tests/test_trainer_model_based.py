@@ -1,0 +1,155 @@
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from conftest import assert_one_line_error, run_module
+from rlkit.data_generators import storage
+from rlkit.hparams import create_hparams
+from rlkit.rl.trainer_model_based import steps_per_collection, world_model_target
+
+LOOP = "rlkit.rl.trainer_model_based"
+TINY = "--loop_hparams_set=rlmb_tiny"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """One uninterrupted rlmb_tiny run through the command line: (output dir, stderr)."""
+    out = str(tmp_path_factory.mktemp("rlmb") / "run")
+    result = run_module(LOOP, TINY, f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out, result.stderr
+
+
+def checkpoint_step(directory):
+    """The number of the newest checkpoint in `directory` (0 if none)."""
+    path = tf.train.latest_checkpoint(directory)
+    return int(path.rsplit("-", 1)[1]) if path else 0
+
+
+def run_state(out):
+    """What a finished run must agree on, whether or not it was killed on the way."""
+    data_dir = os.path.join(out, "data")
+    return dict(
+        world_model_step=checkpoint_step(os.path.join(out, "world_model")),
+        policy_iteration=checkpoint_step(os.path.join(out, "policy", "checkpoints")),
+        shards=[os.path.relpath(p, data_dir) for p in storage.list_shards(data_dir)],
+        steps_per_shard=[storage.shard_num_steps(p) for p in storage.list_shards(data_dir)],
+        policies=sorted(p for p in os.listdir(os.path.join(out, "policy")) if p.startswith("epoch_")),
+        evaluations=sorted(p for p in os.listdir(os.path.join(out, "eval_metrics")) if p.endswith(".json")))
+
+
+def tags(event_dir):
+    accumulator = EventAccumulator(event_dir, size_guidance={"tensors": 0, "images": 0})
+    accumulator.Reload()
+    return accumulator, {tag for kind in accumulator.Tags().values() if isinstance(kind, list) for tag in kind}
+
+
+def test_schedule_follows_simple():
+    hparams = create_hparams("rlmb_base_stochastic_discrete")
+    assert steps_per_collection(hparams) == 6400  # 15 epochs + the first collection: 102,400 real steps
+    assert [world_model_target(hparams, e) for e in (0, 1, 2, 4)] == [45_000, 90_000, 105_000, 165_000]
+    assert hparams.ppo_learning_rate == 1e-4 and hparams.simulated_num_envs == 16
+    assert hparams.ppo_rollout_length == 50 and hparams.eval_sampling_temps == [0.5, 0.0, 1.0]
+
+
+def test_rlmb_tiny_end_to_end(tiny_run):
+    out, stderr = tiny_run
+    hparams = create_hparams("rlmb_tiny")
+    state = run_state(out)
+    assert state["world_model_step"] == world_model_target(hparams, hparams.epochs - 1) == 60
+    assert state["policy_iteration"] == 2 * hparams.simulated_ppo_iterations
+    assert [s.split(os.sep)[0] for s in state["shards"]] == ["epoch_000"] * 2 + ["epoch_001"] * 2 + ["epoch_002"] * 2
+    assert sum(state["steps_per_shard"]) == 3 * steps_per_collection(hparams)
+    assert state["policies"] == ["epoch_0", "epoch_1"]
+    assert state["evaluations"] == ["epoch_0.json", "epoch_1.json"]
+    for name in ("hparams.json", "operative_config.gin", "command.txt"):
+        assert os.path.exists(os.path.join(out, name))
+    assert "=== epoch 1/2: PPO inside the world model" in stderr and "ETA" in stderr
+
+    with open(os.path.join(out, "eval_metrics", "epoch_1.json")) as f:
+        summary = json.load(f)
+    assert set(summary["policy"]) == {f"sampling_temp_{t}_max_noops_{n}" for t in (0.0, 1.0) for n in (8, 0)}
+    for cell in summary["policy"].values():
+        assert {"mean_unclipped", "median_unclipped", "std_unclipped", "mean_clipped"} <= set(cell)
+        assert 0 < cell["mean_length"] <= hparams.eval_step_limit
+    assert set(summary["world_model"]) == {"reward_accuracy/at_4", "reward_accuracy/at_12"}
+    assert all(0.0 <= v <= 1.0 for v in summary["world_model"].values())
+
+    eval_events, eval_tags = tags(os.path.join(out, "eval_metrics"))
+    assert {"mean_reward/eval/sampling_temp_0.0_max_noops_8_clipped", "reward_accuracy/at_12",
+            "loop/real_env_steps"} <= eval_tags
+    assert [e.step for e in eval_events.Tensors("reward_accuracy/at_12")] == [0, 1]
+    _, world_model_tags = tags(os.path.join(out, "world_model", "train"))
+    assert {"loss", "pixel_loss", "reward_loss"} <= world_model_tags
+    _, dream_tags = tags(os.path.join(out, "world_model", "dream"))
+    assert "dream_real_difference" in dream_tags
+    policy_events, policy_tags = tags(os.path.join(out, "policy", "train"))
+    assert {"losses/policy_loss", "losses/entropy", "simulated/rollout_reward"} <= policy_tags
+    assert policy_events.Tensors("losses/policy_loss")[-1].step == 8 * 4 * 10  # iterations x envs x steps
+
+
+def run_until(out, marker):
+    """Runs the tiny loop and kills it (SIGKILL) once `marker` shows in its log."""
+    process = subprocess.Popen([sys.executable, "-m", LOOP, TINY, f"--output_dir={out}"],
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        for line in process.stderr:
+            if marker in line:
+                process.kill()
+                break
+    finally:
+        process.kill()
+        process.wait(timeout=60)
+    assert process.returncode == -9, f"the run ended before {marker!r}"
+
+
+def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
+    out = str(tmp_path / "run")
+    # Killed in the first epoch's world-model training, after its checkpoint at step 20.
+    run_until(out, "30/40 steps")
+    assert checkpoint_step(os.path.join(out, "world_model")) == 20
+    assert not os.path.exists(os.path.join(out, "policy", "epoch_0"))
+    # Killed in the first epoch's PPO, after its checkpoint at iteration 2.
+    run_until(out, "3/4 iterations")
+    assert checkpoint_step(os.path.join(out, "world_model")) == 40
+    assert checkpoint_step(os.path.join(out, "policy", "checkpoints")) == 2
+    first_shards = storage.list_shards(os.path.join(out, "data"))
+
+    result = run_module(LOOP, TINY, f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Policy resumed at iteration 2" in result.stderr
+    assert run_state(out) == run_state(tiny_run[0])
+    assert storage.list_shards(os.path.join(out, "data"))[:len(first_shards)] == first_shards
+
+    # A finished run rerun does nothing again: evaluations are not repeated.
+    mtime = os.path.getmtime(os.path.join(out, "eval_metrics", "epoch_0.json"))
+    assert run_module(LOOP, TINY, f"--output_dir={out}").returncode == 0
+    assert os.path.getmtime(os.path.join(out, "eval_metrics", "epoch_0.json")) == mtime
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--loop_hparams_set=rlmb_tiyn"], ["unknown hparams set 'rlmb_tiyn'", "rlmb_tiny"]),
+    ([TINY, "--loop_hparams=epochs=two"], ["epochs"]),
+    ([TINY, "--loop_hparams=game=pongg"], ["pongg"]),
+    ([TINY, "--loop_hparams=frame_height=84"], ["world model expects", "world_model_frame_height"]),
+    ([TINY, "--loop_hparams=initial_collection=expert"], ["initial_collection"]),
+])
+def test_bad_input_gets_one_line_and_writes_nothing(args, fragments, tmp_path):
+    out = tmp_path / "run"
+    assert_one_line_error(run_module(LOOP, *args, f"--output_dir={out}"), *fragments)
+    assert not out.exists()
+
+
+def test_run_dir_with_other_hparams_is_refused(tiny_run):
+    out, _ = tiny_run
+    before = run_state(out)
+    assert_one_line_error(run_module(LOOP, TINY, "--loop_hparams=epochs=3", f"--output_dir={out}"),
+                          "other hparams", "epochs")
+    assert run_state(out) == before
+    np.testing.assert_equal(json.load(open(os.path.join(out, "hparams.json")))["epochs"], 2)
