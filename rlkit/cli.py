@@ -1,7 +1,8 @@
 """What every rlkit command shares: its common flags, one-line errors, and the saved run config.
 
-Entry points define their flags at module level with the helpers here and pass the values on
-as arguments; library code never reads flags.
+Entry points define their flags in a `define_flags()` called under `if __name__ == "__main__"`
+(so importing one defines no flags) and pass the values on as arguments; library code never
+reads flags.
 """
 
 import json

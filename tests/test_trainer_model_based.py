@@ -135,7 +135,6 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
 
 @pytest.mark.parametrize("args, fragments", [
     (["--loop_hparams_set=rlmb_tiyn"], ["unknown hparams set 'rlmb_tiyn'", "rlmb_tiny"]),
-    ([TINY, "--loop_hparams=epochs=two"], ["epochs"]),
     ([TINY, "--loop_hparams=game=pongg"], ["pongg"]),
     ([TINY, "--loop_hparams=frame_height=84"], ["world model expects", "world_model_frame_height"]),
     ([TINY, "--loop_hparams=initial_collection=expert"], ["initial_collection"]),

@@ -15,11 +15,15 @@ from rlkit.data_generators import storage
 from rlkit.data_generators.experience import collect_experience, random_policy, stored_steps
 from rlkit.data_generators.make_env import check_game, make_batch_env
 
-cli.define_hparams_flags("collect_random")
-cli.define_gin_flags()
-flags.DEFINE_string("output_dir", None, "Run directory; the shards go to OUTPUT_DIR/data.")
-flags.DEFINE_integer("epoch", 0, "Epoch number the shards are stored under.")
-flags.DEFINE_integer("seed", 0, "Seed of the envs and of the random policy.")
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    cli.define_hparams_flags("collect_random")
+    cli.define_gin_flags()
+    flags.DEFINE_string("output_dir", None, "Run directory; the shards go to OUTPUT_DIR/data.")
+    flags.DEFINE_integer("epoch", 0, "Epoch number the shards are stored under.")
+    flags.DEFINE_integer("seed", 0, "Seed of the envs and of the random policy.")
+
+
 FLAGS = flags.FLAGS
 
 
@@ -46,4 +50,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     cli.run(main)

@@ -21,9 +21,11 @@ after a kill continues at the stage where the run stopped: whole data shards are
 world model and the policy resume from their checkpoints, finished evaluations are kept.
 """
 
+import contextlib
 import json
 import math
 import os
+import time
 
 import keras
 import tensorflow as tf
@@ -160,25 +162,30 @@ def collect_real(hparams, env, data_dir, data_epoch, policy, seed):
                        hparams.shard_steps, seed, hparams.frame_stack_size, done)
 
 
-def evaluate_epoch(hparams, trainer, model, heldout_episodes, epoch, eval_dir, seed):
-    """Real-env returns over the eval grid and world-model reward accuracy, once per epoch."""
-    path = os.path.join(eval_dir, f"epoch_{epoch}.json")
-    if os.path.exists(path):
-        logging.info("Epoch %d is already evaluated (%s)", epoch, path)
-        return
-    results = evaluation.evaluate_policy(hparams, trainer.act, seed + epoch)
+def evaluate_epoch(hparams, trainer, model, heldout_episodes, epoch, seed):
+    """Real-env returns over the eval grid and world-model reward accuracy on held-out data.
+
+    Returns (the JSON summary, the TensorBoard scalars)."""
+    policy_results = evaluation.evaluate_policy(hparams, trainer.act, seed + epoch)
     accuracy = evaluation.reward_accuracy(model, heldout_episodes, hparams.reward_accuracy_lengths,
                                           hparams.reward_accuracy_rollouts, hparams.simulated_temperature,
                                           seed + epoch)
     real_steps = steps_per_collection(hparams) * (epoch + 2)
-    scalars = dict(evaluation.policy_scalars(results), **accuracy)
+    scalars = dict(evaluation.policy_scalars(policy_results), **accuracy)
     scalars["loop/real_env_steps"] = real_steps
     scalars["loop/simulated_env_steps"] = int(trainer.simulated_steps)
-    write_summaries(tf.summary.create_file_writer(eval_dir), epoch, scalars)
     summary = dict(epoch=epoch, real_env_steps=real_steps, simulated_env_steps=int(trainer.simulated_steps),
-                   policy=results, world_model=accuracy)
-    atomic_write_text(path, json.dumps(summary, indent=2) + "\n")
+                   policy=policy_results, world_model=accuracy)
     logging.info("Epoch %d eval: %s", epoch, ", ".join(f"{k} {v:.3g}" for k, v in scalars.items()))
+    return summary, scalars
+
+
+def save_epoch_results(eval_dir, epoch, summary, scalars, stage_seconds):
+    """TensorBoard scalars, then eval_metrics/epoch_K.json: its presence marks the epoch done."""
+    write_summaries(tf.summary.create_file_writer(eval_dir), epoch,
+                    dict(scalars, **{f"loop/seconds_{name}": t for name, t in stage_seconds.items()}))
+    summary = dict(summary, stage_seconds=stage_seconds)
+    atomic_write_text(os.path.join(eval_dir, f"epoch_{epoch}.json"), json.dumps(summary, indent=2) + "\n")
 
 
 def train(hparams, output_dir, seed):
@@ -195,27 +202,40 @@ def train(hparams, output_dir, seed):
     policy_collects = lambda observation: trainer.act(observation, 1.0)  # noqa: E731
 
     loop = Progress(hparams.epochs, 0, unit="epochs")
-    stage_line = lambda epoch, stage: logging.info(  # noqa: E731
-        "=== epoch %d/%d: %s | %s", epoch, hparams.epochs, stage,
-        loop.line(epoch, real_steps=sum(stored_steps(data_dir, e) for e in range(epoch + 2))))
-    stage_line(0, "first real collection")
-    collect_real(hparams, real_env, data_dir, 0,
-                 policy_collects if hparams.initial_collection == "policy" else None, seed)
+    stage_seconds = {}
+
+    @contextlib.contextmanager
+    def stage(epoch, name, description):
+        """Logs the stage with the loop's progress; its wall time goes to stage_seconds[name]."""
+        real_steps = sum(stored_steps(data_dir, e) for e in range(epoch + 2))
+        logging.info("=== epoch %d/%d: %s | %s", epoch, hparams.epochs, description,
+                     loop.line(epoch, real_steps=real_steps))
+        start = time.monotonic()
+        yield
+        stage_seconds[name] = time.monotonic() - start
+
+    with stage(0, "first_collection", "first real collection"):
+        collect_real(hparams, real_env, data_dir, 0,
+                     policy_collects if hparams.initial_collection == "policy" else None, seed)
     for epoch in range(hparams.epochs):
-        done_before = os.path.exists(os.path.join(eval_dir, f"epoch_{epoch}.json"))
-        if done_before:
+        if os.path.exists(os.path.join(eval_dir, f"epoch_{epoch}.json")):
             loop = Progress(hparams.epochs, epoch + 1, unit="epochs")  # ETA from this process's epochs
             continue
         seen = list(range(epoch + 1))
-        stage_line(epoch, f"world model to step {world_model_target(hparams, epoch):,}")
-        train_world_model(estimator, data_dir, seed + epoch, world_model_target(hparams, epoch), seen)
-        stage_line(epoch, "PPO inside the world model")
-        trainer.train_in_world_model(estimator.model, storage.read_rollouts(data_dir, seen).episodes, epoch)
-        stage_line(epoch, "real collection with the policy")
-        collect_real(hparams, real_env, data_dir, epoch + 1, policy_collects, seed)
-        stage_line(epoch, "evaluation")
-        heldout = storage.read_rollouts(data_dir, [epoch + 1]).episodes
-        evaluate_epoch(hparams, trainer, estimator.model, heldout, epoch, eval_dir, seed)
+        target = world_model_target(hparams, epoch)
+        with stage(epoch, "world_model", f"world model to step {target:,}"):
+            train_world_model(estimator, data_dir, seed + epoch, target, seen)
+        with stage(epoch, "policy", "PPO inside the world model"):
+            episodes = storage.read_rollouts(data_dir, seen).episodes
+            trainer.train_in_world_model(estimator.model, episodes, epoch)
+        with stage(epoch, "collection", "real collection with the policy"):
+            collect_real(hparams, real_env, data_dir, epoch + 1, policy_collects, seed)
+        with stage(epoch, "evaluation", "evaluation"):
+            heldout = storage.read_rollouts(data_dir, [epoch + 1]).episodes
+            results, scalars = evaluate_epoch(hparams, trainer, estimator.model, heldout, epoch, seed)
+        # Wall time of this process's stages, for benchmarks; a resumed epoch counts its part only.
+        save_epoch_results(eval_dir, epoch, results, scalars, stage_seconds)
+        stage_seconds = {}
     real_env.close()
     last = os.path.join(eval_dir, f"epoch_{hparams.epochs - 1}.json")
     logging.info("Done: %d epochs; policies in %s, metrics in %s", hparams.epochs, policy_dir, eval_dir)
@@ -223,10 +243,14 @@ def train(hparams, output_dir, seed):
         return json.load(f)
 
 
-cli.define_hparams_flags("rlmb_base_stochastic_discrete", prefix="loop_")
-cli.define_gin_flags()
-flags.DEFINE_string("output_dir", None, "Run directory: data, world_model, policy, eval_metrics.")
-flags.DEFINE_integer("seed", 0, "Seed of the envs, the networks and the sampling.")
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    cli.define_hparams_flags("rlmb_base_stochastic_discrete", prefix="loop_")
+    cli.define_gin_flags()
+    flags.DEFINE_string("output_dir", None, "Run directory: data, world_model, policy, eval_metrics.")
+    flags.DEFINE_integer("seed", 0, "Seed of the envs, the networks and the sampling.")
+
+
 FLAGS = flags.FLAGS
 
 
@@ -246,4 +270,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     cli.run(main)

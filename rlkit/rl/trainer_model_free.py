@@ -110,10 +110,14 @@ def train(hparams, output_dir, seed):
     return dict(eval_results, iterations=int(iteration), env_steps=int(env_steps))
 
 
-cli.define_hparams_flags("rlmf_base")
-cli.define_gin_flags()
-flags.DEFINE_string("output_dir", None, "Run directory: checkpoints, TensorBoard events, exported policy.")
-flags.DEFINE_integer("seed", 0, "Seed of the envs, the network initialisation and the sampling.")
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    cli.define_hparams_flags("rlmf_base")
+    cli.define_gin_flags()
+    flags.DEFINE_string("output_dir", None, "Run directory: checkpoints, TensorBoard events, exported policy.")
+    flags.DEFINE_integer("seed", 0, "Seed of the envs, the network initialisation and the sampling.")
+
+
 FLAGS = flags.FLAGS
 
 
@@ -129,4 +133,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     cli.run(main)

@@ -20,11 +20,15 @@ from rlkit.models.registry import get_model
 from rlkit.rl.world_model_training import train_world_model, world_model_estimator
 
 
-cli.define_hparams_flags("next_frame_basic_deterministic")
-cli.define_gin_flags()
-flags.DEFINE_string("data_dir", None, "Collected experience: the data/ dir of a run (epoch_*/shard_*.npz).")
-flags.DEFINE_string("output_dir", None, "Where checkpoints and TensorBoard events go.")
-flags.DEFINE_integer("seed", 0, "Seed of the initialisation and the window sampling.")
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    cli.define_hparams_flags("next_frame_basic_deterministic")
+    cli.define_gin_flags()
+    flags.DEFINE_string("data_dir", None, "Collected experience: the data/ dir of a run (epoch_*/shard_*.npz).")
+    flags.DEFINE_string("output_dir", None, "Where checkpoints and TensorBoard events go.")
+    flags.DEFINE_integer("seed", 0, "Seed of the initialisation and the window sampling.")
+
+
 FLAGS = flags.FLAGS
 
 
@@ -43,4 +47,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     cli.run(main)
