@@ -10,7 +10,7 @@ import os
 
 from absl import flags, logging
 
-from rlkit import cli
+from rlkit import cli, gcs
 from rlkit.data_generators import storage
 from rlkit.data_generators.experience import collect_experience, random_policy, stored_steps
 from rlkit.data_generators.make_env import check_game, make_batch_env
@@ -32,17 +32,23 @@ def main(argv):
     cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
     hparams = cli.load_hparams(FLAGS.hparams_set, FLAGS.hparams)
     check_game(hparams.game)  # before anything is written, so a typo leaves no run dir behind
-    cli.prepare_output_dir(FLAGS.output_dir, hparams)
-    data_dir = os.path.join(FLAGS.output_dir, "data")
-    done_steps = stored_steps(data_dir, FLAGS.epoch)
+    with gcs.local_output(FLAGS.output_dir) as output_dir:  # gs:// outputs are uploaded as written
+        cli.prepare_output_dir(output_dir, hparams)
+        collect(hparams, output_dir, FLAGS.epoch, FLAGS.seed)
+
+
+def collect(hparams, output_dir, epoch, seed):
+    """Stores hparams.num_agent_steps random steps in OUTPUT_DIR/data/epoch_{epoch}, continuing a killed run."""
+    data_dir = os.path.join(output_dir, "data")
+    done_steps = stored_steps(data_dir, epoch)
     if done_steps >= hparams.num_agent_steps:
         logging.info("All %d agent steps are already stored in %s", hparams.num_agent_steps, data_dir)
         return
     with make_batch_env(hparams, hparams.num_envs) as env:
-        cli.write_operative_config(FLAGS.output_dir)
-        writer = storage.RolloutWriter(data_dir, FLAGS.epoch, env.num_envs)
+        cli.write_operative_config(output_dir)
+        writer = storage.RolloutWriter(data_dir, epoch, env.num_envs)
         # A resumed run continues with fresh episodes; its seed moves on so they are new ones.
-        seed = FLAGS.seed + done_steps
+        seed = seed + done_steps
         collect_experience(env, writer, random_policy(env.action_space, seed), hparams.num_agent_steps,
                            hparams.shard_steps, seed, done_steps=done_steps)
     logging.info("Stored %d agent steps of %s in %s", max(done_steps, hparams.num_agent_steps),

@@ -27,6 +27,26 @@ def env_atari():
     )
 
 
+def add_eval_hparams(hparams):
+    """Adds SimPLe's evaluation settings (those `hparams` lacks): the policy on the real env at
+    each sampling temperature, with up to eval_max_num_noops random no-ops at reset and with
+    none, one episode in each of eval_batch_size envs; and the world model's reward accuracy."""
+    defaults = dict(
+        eval_sampling_temps=[0.5, 0.0, 1.0],
+        eval_max_num_noops=8,
+        eval_batch_size=32,
+        eval_step_limit=1000,  # agent steps per eval episode
+        # Rollouts of these lengths from held-out real windows, fed the real actions; a rollout
+        # counts as correct if every predicted reward is.
+        reward_accuracy_lengths=[12, 50],
+        reward_accuracy_rollouts=32,
+    )
+    for name, value in defaults.items():
+        if name not in hparams:
+            hparams.add_hparam(name, value)
+    return hparams
+
+
 @register_hparams
 def env_atari_sticky():
     """SimPLe's Atari env with sticky actions (repeat probability 0.25, Machado et al. 2018)."""

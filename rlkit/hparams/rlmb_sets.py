@@ -5,7 +5,7 @@ A loop set is an env (env_atari's keys), a world-model set (`world_model_params`
 training per epoch and `ppo_rollout_length` the simulated rollout length.
 """
 
-from rlkit.hparams.env_sets import env_atari
+from rlkit.hparams.env_sets import add_eval_hparams, env_atari
 from rlkit.hparams.registry import register_hparams
 
 
@@ -32,17 +32,7 @@ def rlmb_base():
     hparams.add_hparam("simulated_temperature", 1.0)      # the stochastic model's latent sampling
     hparams.add_hparam("checkpoint_every_iterations", 100)
     hparams.add_hparam("keep_checkpoints", 3)
-    # Evaluation after every epoch: the policy on the real env at each sampling temperature,
-    # with up to eval_max_num_noops random no-ops at reset and with none, one episode per env.
-    hparams.add_hparam("eval_sampling_temps", [0.5, 0.0, 1.0])
-    hparams.add_hparam("eval_max_num_noops", 8)
-    hparams.add_hparam("eval_batch_size", 32)
-    hparams.add_hparam("eval_step_limit", 1000)  # agent steps per eval episode
-    # World-model reward accuracy: rollouts of these lengths from held-out real windows, fed
-    # the real actions; a rollout counts as correct if every predicted reward is.
-    hparams.add_hparam("reward_accuracy_lengths", [12, 50])
-    hparams.add_hparam("reward_accuracy_rollouts", 32)
-    return hparams
+    return add_eval_hparams(hparams)  # evaluated after every epoch
 
 
 @register_hparams

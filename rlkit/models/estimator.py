@@ -71,13 +71,20 @@ class Estimator:
     def _build_and_restore(self, features):
         """Creates the variables from one batch, then loads the newest checkpoint if there is one."""
         if self._restored:
-            return
+            return True
         self.model.loss_and_metrics(features, training=False)
         self.optimizer.build(self.model.trainable_variables)
+        self._restored = True
         if restore_latest(self._checkpoint, self._manager, f"model {self.model_name!r}"):
             logging.info("Restored %s at global step %d", self._manager.latest_checkpoint,
                          int(self.global_step))
-        self._restored = True
+            return True
+        return False
+
+    def restore(self, example_features):
+        """Builds the model from one example batch and loads the newest checkpoint; returns
+        whether there was one (for inference outside `train`, `evaluate` and `predict`)."""
+        return self._build_and_restore(example_features)
 
     @tf.function(reduce_retracing=True)
     def _train_step(self, features):

@@ -36,21 +36,36 @@ def summarize_returns(stats):
     return summary
 
 
-def evaluate_policy(hparams, act, seed):
-    """{config_name: summary} of `act(stacked_observations, temperature) -> actions` on the real env."""
-    results = {}
+def evaluate_policy(hparams, act, seed, record_envs=0):
+    """{config_name: summary} of `act(stacked_observations, temperature) -> actions` on the real env,
+    and {config_name: [(frames, rewards)] of the first `record_envs` episodes}."""
+    results, recordings = {}, {}
     for temperature, max_noops in eval_grid(hparams):
         env_hparams = hparams.copy()
         env_hparams.max_num_noops = max_noops
         with make_batch_env(env_hparams, hparams.eval_batch_size) as env:
             stats = run_episodes(FrameStack(env, hparams.frame_stack_size),
                                  lambda observation: act(observation, temperature),
-                                 hparams.eval_step_limit, seed)
+                                 hparams.eval_step_limit, seed, record_envs)
         name = config_name(temperature, max_noops)
-        results[name] = summarize_returns(stats)
+        results[name], recordings[name] = summarize_returns(stats), stats.recordings
         logging.info("Eval %s: mean return %.2f (clipped %.2f) over %d episodes", name,
                      results[name]["mean_unclipped"], results[name]["mean_clipped"], len(stats.returns))
-    return results
+    return results, recordings
+
+
+def evaluate_in_world_model(hparams, act, simulated_env, seed, record_envs=0):
+    """Like evaluate_policy, inside a world model (a SimulatedBatchEnv of eval_batch_size envs):
+    each temperature over eval_step_limit steps from real starting frames (no no-ops there)."""
+    results, recordings = {}, {}
+    for temperature in hparams.eval_sampling_temps:
+        stats = run_episodes(FrameStack(simulated_env, hparams.frame_stack_size),
+                             lambda observation: act(observation, temperature),
+                             hparams.eval_step_limit, seed, record_envs)
+        name = config_name(float(temperature), 0)
+        results[name], recordings[name] = summarize_returns(stats), stats.recordings
+        logging.info("Simulated eval %s: mean return %.2f", name, results[name]["mean_unclipped"])
+    return results, recordings
 
 
 def policy_scalars(results):

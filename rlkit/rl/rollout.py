@@ -24,6 +24,8 @@ class EpisodeStats:
     returns: list = dataclasses.field(default_factory=list)          # unclipped
     clipped_returns: list = dataclasses.field(default_factory=list)
     lengths: list = dataclasses.field(default_factory=list)
+    # run_episodes(record_envs=n): per recorded env, (frames [T, H, W, C], raw rewards [T]).
+    recordings: list = dataclasses.field(default_factory=list)
 
     def add(self, step):
         done = step.done
@@ -53,11 +55,12 @@ def collect_rollout(env, observation, act, num_steps):
     return rollout, observation, stats
 
 
-def run_episodes(env, act, max_steps, seed=None):
+def run_episodes(env, act, max_steps, seed=None, record_envs=0):
     """Runs one episode in each env of a FrameStack `env` with `act(observation) -> actions`.
 
     An env whose episode ends stops counting; after `max_steps` agent steps the episodes still
-    running end there and report the return so far. Returns EpisodeStats, one entry per env.
+    running end there and report the return so far. Returns EpisodeStats, one entry per env,
+    with the frames and rewards of the first `record_envs` envs' episodes.
     """
     observation = env.reset(seed=seed)
     num_envs = observation.shape[0]
@@ -65,13 +68,19 @@ def run_episodes(env, act, max_steps, seed=None):
     returns = np.zeros(num_envs, np.float64)
     clipped = np.zeros(num_envs, np.float64)
     lengths = np.zeros(num_envs, np.int64)
+    frames, rewards = [], []
     for _ in range(max_steps):
+        if record_envs:
+            frames.append(observation[:record_envs, -1])
         observation, step = env.step(act(observation))
         running = ~finished
         returns += np.where(running, step.raw_reward, 0)
         clipped += np.where(running, step.reward, 0)
         lengths += running
+        rewards.append(step.raw_reward[:record_envs])
         finished |= step.done
         if finished.all():
             break
-    return EpisodeStats(returns.tolist(), clipped.tolist(), lengths.tolist())
+    recordings = [(np.stack(frames)[:lengths[i], i], np.stack(rewards)[:lengths[i], i])
+                  for i in range(min(record_envs, num_envs))]
+    return EpisodeStats(returns.tolist(), clipped.tolist(), lengths.tolist(), recordings)

@@ -31,7 +31,7 @@ import keras
 import tensorflow as tf
 from absl import flags, logging
 
-from rlkit import cli
+from rlkit import cli, gcs
 from rlkit.checkpoints import restore_latest
 from rlkit.data_generators import storage
 from rlkit.data_generators.batch_env import FrameStack
@@ -166,7 +166,7 @@ def evaluate_epoch(hparams, trainer, model, heldout_episodes, epoch, seed):
     """Real-env returns over the eval grid and world-model reward accuracy on held-out data.
 
     Returns (the JSON summary, the TensorBoard scalars)."""
-    policy_results = evaluation.evaluate_policy(hparams, trainer.act, seed + epoch)
+    policy_results, _ = evaluation.evaluate_policy(hparams, trainer.act, seed + epoch)
     accuracy = evaluation.reward_accuracy(model, heldout_episodes, hparams.reward_accuracy_lengths,
                                           hparams.reward_accuracy_rollouts, hparams.simulated_temperature,
                                           seed + epoch)
@@ -265,8 +265,9 @@ def main(argv):
     get_model(referenced_hparams(hparams, "ppo").policy_network)
     get_model(referenced_hparams(hparams, "world_model").model)
     check_world_model_frames(hparams)
-    cli.prepare_output_dir(FLAGS.output_dir, hparams)
-    train(hparams, FLAGS.output_dir, FLAGS.seed)
+    with gcs.local_output(FLAGS.output_dir) as output_dir:  # gs:// outputs are uploaded as written
+        cli.prepare_output_dir(output_dir, hparams)
+        train(hparams, output_dir, FLAGS.seed)
 
 
 if __name__ == "__main__":

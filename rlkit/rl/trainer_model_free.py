@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from rlkit import cli
+from rlkit import cli, gcs
 from rlkit.checkpoints import restore_latest
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import check_game, make_batch_env
@@ -128,8 +128,9 @@ def main(argv):
     # Names are checked before anything is written, so a typo leaves no run dir behind.
     check_game(hparams.game)
     get_model(referenced_hparams(hparams, "ppo").policy_network)
-    cli.prepare_output_dir(FLAGS.output_dir, hparams)
-    train(hparams, FLAGS.output_dir, FLAGS.seed)
+    with gcs.local_output(FLAGS.output_dir) as output_dir:  # gs:// outputs are uploaded as written
+        cli.prepare_output_dir(output_dir, hparams)
+        train(hparams, output_dir, FLAGS.seed)
 
 
 if __name__ == "__main__":

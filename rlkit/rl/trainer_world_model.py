@@ -13,7 +13,7 @@ next to the real frames. Rerunning the same command resumes from the newest chec
 import keras
 from absl import flags
 
-from rlkit import cli
+from rlkit import cli, gcs
 from rlkit.data_generators import storage
 from rlkit.errors import UserError
 from rlkit.models.registry import get_model
@@ -37,14 +37,15 @@ def main(argv):
     cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
     hparams = cli.load_hparams(FLAGS.hparams_set, FLAGS.hparams)
     get_model(hparams.model)
-    if not FLAGS.data_dir or not storage.list_shards(FLAGS.data_dir):
+    data_dir = gcs.local_input(FLAGS.data_dir) if FLAGS.data_dir else None
+    if not data_dir or not storage.list_shards(data_dir):
         raise UserError(f"no shards in --data_dir={FLAGS.data_dir!r}: point it at the data/ dir of a "
                         "collection (python -m rlkit.data_generators.collect)")
-    cli.prepare_output_dir(FLAGS.output_dir, hparams)
-    keras.utils.set_random_seed(FLAGS.seed)
-    estimator = world_model_estimator(hparams, FLAGS.output_dir)
-    train_world_model(estimator, FLAGS.data_dir, FLAGS.seed, hparams.train_steps)
-
+    with gcs.local_output(FLAGS.output_dir) as output_dir:  # gs:// outputs are uploaded as written
+        cli.prepare_output_dir(output_dir, hparams)
+        keras.utils.set_random_seed(FLAGS.seed)
+        estimator = world_model_estimator(hparams, output_dir)
+        train_world_model(estimator, data_dir, FLAGS.seed, hparams.train_steps)
 
 if __name__ == "__main__":
     define_flags()

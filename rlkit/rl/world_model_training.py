@@ -82,3 +82,18 @@ def train_world_model(estimator, data_dir, seed, max_steps, data_epochs=None):
     logging.info("Evaluation at step %d: %s", results["global_step"],
                  ", ".join(f"{k} {v:.4g}" for k, v in results.items()))
     return results
+
+
+def load_world_model(hparams, model_dir):
+    """The world model trained in `model_dir` (its newest checkpoint), ready for `next_frame`."""
+    import tensorflow as tf
+
+    estimator = Estimator(hparams.model, hparams, model_dir)
+    length = hparams.num_context_frames + hparams.num_target_frames
+    example = dict(
+        frames=tf.zeros([1, length, hparams.frame_height, hparams.frame_width, hparams.num_channels], tf.uint8),
+        actions=tf.zeros([1, length], tf.int32), rewards=tf.zeros([1, length], tf.int32))
+    if not estimator.restore(example):
+        raise UserError(f"no world model checkpoint in {model_dir!r}: point --wm_dir at the world_model/ "
+                        "dir of a trainer_model_based or trainer_world_model run")
+    return estimator.model

@@ -1,0 +1,232 @@
+"""`gs://bucket/prefix` paths for every rlkit command, through google-cloud-storage.
+
+Commands work on local directories; this module maps remote paths onto them:
+
+* `local_input(path)`: a remote prefix is downloaded into a local cache and its local copy
+  returned. The cache is keyed by object generation, so an unchanged object is not fetched
+  twice and a replaced one is fetched again.
+* `local_output(path)`: a context giving a local directory for a remote output; what is
+  already there is downloaded first (so rerunning a command resumes it), and new and changed
+  files are uploaded every few seconds while the command runs (a killed run loses at most the
+  last seconds' files) and at the end.
+* `publish(local_dir, remote)`: uploads a finished run's directory.
+
+Credentials: Application Default Credentials; without them, anonymous access (public buckets).
+With STORAGE_EMULATOR_HOST set, the client talks to that emulator. Object names that would
+land outside the cache directory are refused; nothing downloaded is unpickled.
+"""
+
+import contextlib
+import json
+import os
+import threading
+
+from rlkit.errors import UserError
+from rlkit.fileio import atomic_write_text, is_temporary
+
+SCHEME = "gs://"
+MANIFEST = ".rlkit_gcs_manifest.json"  # object name -> generation of each cached file
+SYNC_SECONDS = 5.0
+
+
+def is_remote(path):
+    return bool(path) and path.startswith(SCHEME)
+
+
+def split(path):
+    """('bucket', 'prefix') of gs://bucket/prefix; the prefix has no leading or trailing slash."""
+    bucket, _, prefix = path[len(SCHEME):].partition("/")
+    if not bucket:
+        raise UserError(f"{path!r} names no bucket: use gs://BUCKET/PREFIX")
+    return bucket, prefix.strip("/")
+
+
+def cache_root():
+    return os.environ.get("RLKIT_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "rlkit", "gcs"))
+
+
+def local_file_for(local_dir, prefix, object_name):
+    """Where object `object_name` under `prefix` lands in `local_dir`; refuses names that escape it."""
+    relative = object_name[len(prefix):].lstrip("/") if prefix else object_name
+    if (not object_name.startswith(prefix) or not relative or os.path.isabs(relative)
+            or any(part in ("..", ".") for part in relative.split("/")) or "\\" in relative):
+        raise UserError(f"refusing object {object_name!r}: its name would land outside the local "
+                        f"directory {local_dir!r}")
+    path = os.path.normpath(os.path.join(local_dir, relative))
+    if os.path.commonpath([path, os.path.abspath(local_dir)]) != os.path.abspath(local_dir):
+        raise UserError(f"refusing object {object_name!r}: it would land outside {local_dir!r}")
+    return path
+
+
+def _client():
+    from google.cloud import storage
+
+    if os.environ.get("STORAGE_EMULATOR_HOST"):
+        from google.auth.credentials import AnonymousCredentials
+        return storage.Client(project="rlkit-emulator", credentials=AnonymousCredentials())
+    import google.auth.exceptions
+    try:
+        return storage.Client()
+    except (google.auth.exceptions.DefaultCredentialsError, OSError):
+        return storage.Client.create_anonymous_client()  # public buckets need no credentials
+
+
+@contextlib.contextmanager
+def _clear_errors(path):
+    """Turns the storage client's exceptions into one-line UserErrors about `path`."""
+    from google.api_core import exceptions
+    import google.auth.exceptions
+    import requests
+
+    bucket = split(path)[0]
+    try:
+        yield
+    except exceptions.NotFound:
+        raise UserError(f"bucket {bucket!r} does not exist ({path}): check the name, or create it "
+                        f"with `gcloud storage buckets create gs://{bucket}`") from None
+    except exceptions.Unauthorized:
+        raise UserError(f"no credentials for {path}: run `gcloud auth application-default login` "
+                        "or set GOOGLE_APPLICATION_CREDENTIALS") from None
+    except exceptions.Forbidden as e:
+        raise UserError(f"permission denied on {path}: {e.message}; ask for access to "
+                        f"gs://{bucket} or use another bucket") from None
+    except google.auth.exceptions.GoogleAuthError as e:
+        raise UserError(f"no usable credentials for {path}: {e}") from None
+    except requests.exceptions.ConnectionError:
+        raise UserError(f"cannot reach Google Cloud Storage for {path}: check the network "
+                        "(or STORAGE_EMULATOR_HOST)") from None
+
+
+def _list(client, path):
+    bucket, prefix = split(path)
+    # A prefix names a "directory": list what is under prefix/ (or the whole bucket).
+    return list(client.list_blobs(bucket, prefix=prefix + "/" if prefix else None))
+
+
+def download(path, local_dir=None, allow_empty=False):
+    """Copies every object under gs://bucket/prefix into `local_dir` (default: the cache);
+    returns the local directory. Unchanged objects (same generation) are not fetched again."""
+    bucket, prefix = split(path)
+    local_dir = local_dir or os.path.join(cache_root(), bucket, prefix)
+    manifest_path = os.path.join(local_dir, MANIFEST)
+    try:
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    except (FileNotFoundError, ValueError):
+        manifest = {}
+    with _clear_errors(path):
+        client = _client()
+        blobs = _list(client, path)
+        if not blobs and not allow_empty:
+            if client.lookup_bucket(bucket) is None:
+                raise UserError(f"bucket {bucket!r} does not exist ({path}): check the name")
+            raise UserError(f"no objects under {path}: check the path (gcloud storage ls {path})")
+        for blob in blobs:
+            if blob.name.endswith("/"):
+                continue  # a "folder" placeholder object
+            target = local_file_for(local_dir, prefix, blob.name)
+            if manifest.get(blob.name) == blob.generation and os.path.exists(target):
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            partial = target + ".download"
+            blob.download_to_filename(partial)
+            os.replace(partial, target)
+            manifest[blob.name] = blob.generation
+    os.makedirs(local_dir, exist_ok=True)
+    atomic_write_text(manifest_path, json.dumps(manifest))
+    return local_dir
+
+
+def local_input(path):
+    """A local directory with the contents of `path` (itself when local)."""
+    return download(path) if is_remote(path) else path
+
+
+class Uploader:
+    """Uploads the new and changed files of `local_dir` to `remote`, and deletes the objects of
+    files it uploaded that have since been removed (old checkpoints)."""
+
+    def __init__(self, local_dir, remote):
+        self.local_dir = local_dir
+        self.bucket_name, self.prefix = split(remote)
+        self.remote = remote
+        self._uploaded = {}  # relative path -> (size, mtime_ns)
+        self._lock = threading.Lock()
+        with _clear_errors(remote):
+            self._bucket = _client().bucket(self.bucket_name)
+
+    def _object_name(self, relative):
+        return f"{self.prefix}/{relative}" if self.prefix else relative
+
+    def local_files(self, include=None):
+        """{relative path: (size, mtime_ns)} of the finished files (not those being written)."""
+        files = {}
+        for root, _, names in os.walk(self.local_dir):
+            for name in names:
+                path = os.path.join(root, name)
+                relative = os.path.relpath(path, self.local_dir).replace(os.sep, "/")
+                parts = relative.split("/")
+                if (is_temporary(path) or name == MANIFEST or name.endswith(".download")
+                        or any(p.endswith((".tmp", ".old")) for p in parts[:-1])
+                        or (include is not None and parts[0] not in include)):
+                    continue  # unfinished writes: a temporary file or a staged SavedModel
+                try:
+                    stat = os.stat(path)
+                except FileNotFoundError:
+                    continue  # removed while we looked
+                files[relative] = (stat.st_size, stat.st_mtime_ns)
+        return files
+
+    def mark_synced(self):
+        """Counts the local files as uploaded (they were just downloaded from the bucket)."""
+        self._uploaded = self.local_files()
+
+    def sync(self, include=None):
+        with self._lock, _clear_errors(self.remote):
+            present = self.local_files(include)
+            for relative, stat in present.items():
+                if self._uploaded.get(relative) != stat:
+                    path = os.path.join(self.local_dir, relative)
+                    self._bucket.blob(self._object_name(relative)).upload_from_filename(path)
+                    self._uploaded[relative] = stat
+            for relative in set(self._uploaded) - set(present):
+                self._bucket.blob(self._object_name(relative)).delete()
+                del self._uploaded[relative]
+
+
+@contextlib.contextmanager
+def local_output(path):
+    """A local directory for output `path`; for gs:// paths, kept in sync with the bucket."""
+    if not is_remote(path):
+        yield path
+        return
+    local_dir = download(path, allow_empty=True)  # what an earlier run left, to resume it
+    uploader = Uploader(local_dir, path)
+    uploader.mark_synced()
+    stop = threading.Event()
+
+    def keep_syncing():
+        while not stop.wait(SYNC_SECONDS):
+            try:
+                uploader.sync()
+            except UserError:
+                pass  # reported by the final sync
+
+    thread = threading.Thread(target=keep_syncing, daemon=True)
+    thread.start()
+    try:
+        yield local_dir
+    finally:
+        stop.set()
+        thread.join()
+        uploader.sync()
+
+
+def publish(local_dir, remote, include=None):
+    """Uploads the files of `local_dir` (only its entries named in `include`, if given) to
+    `remote`; returns the relative paths uploaded."""
+    if not os.path.isdir(local_dir):
+        raise UserError(f"{local_dir!r} is not a directory")
+    uploader = Uploader(local_dir, remote)
+    uploader.sync(include)
+    return sorted(uploader.local_files(include))

@@ -1,0 +1,193 @@
+"""Evaluates a policy (or a random agent) on the real env or inside a world model, or a world
+model's reward predictions, from local or gs:// paths.
+
+    python -m rlkit.rl.evaluator --loop_hparams_set=rlmb_base_stochastic_discrete \
+        --loop_hparams=game=pong --policy_dir=gs://BUCKET/RUN/policy --eval_metrics_dir=DIR \
+        --debug_video_path=DIR --num_debug_videos=4
+
+Modes: `agent_real` (the real env, over eval_sampling_temps x {eval_max_num_noops, 0}),
+`agent_simulated` (inside the world model in --wm_dir, starting from real frames in
+--data_dir), `model` (the world model's reward accuracy on --data_dir). `--policy_dir` is a
+SavedModel dir (a model-free run's policy/) or a loop run's policy/ with epoch_K exports: the
+newest one, or every one with --all_epochs. Results go to EVAL_METRICS_DIR/summary.json and
+TensorBoard; --num_debug_videos episodes per configuration go to DEBUG_VIDEO_PATH as MP4.
+"""
+
+import json
+import os
+import re
+
+import numpy as np
+import tensorflow as tf
+from absl import flags, logging
+
+from rlkit import cli, gcs
+from rlkit.data_generators import storage
+from rlkit.data_generators.make_env import check_game, make_batch_env
+from rlkit.errors import UserError
+from rlkit.fileio import atomic_write_text
+from rlkit.hparams import apply_overrides, referenced_hparams
+from rlkit.hparams.env_sets import add_eval_hparams
+from rlkit.rl import evaluation
+from rlkit.rl.simulated_env import SimulatedBatchEnv
+from rlkit.rl.world_model_training import load_world_model
+from rlkit.summaries import write_summaries
+from rlkit.video import episode_frames, write_mp4
+
+MODES = ("agent_real", "agent_simulated", "model")
+AGENTS = ("policy", "random")
+
+
+def find_policies(policy_dir, all_epochs):
+    """[(label, SavedModel dir)]: the dir itself, or its newest epoch_K (every one with all_epochs)."""
+    if os.path.exists(os.path.join(policy_dir, "saved_model.pb")):
+        return [("policy", policy_dir)]
+    epochs = sorted((int(m.group(1)), name) for name in (os.listdir(policy_dir) if os.path.isdir(policy_dir) else [])
+                    if (m := re.fullmatch(r"epoch_(\d+)", name))
+                    and os.path.exists(os.path.join(policy_dir, name, "saved_model.pb")))
+    if not epochs:
+        raise UserError(f"no policy in {policy_dir!r}: point --policy_dir at the policy/ dir of an rlkit run "
+                        "(a SavedModel, or epoch_K SavedModels)")
+    chosen = epochs if all_epochs else epochs[-1:]
+    return [(name, os.path.join(policy_dir, name)) for _, name in chosen]
+
+
+def load_policy(path, observation_shape):
+    """`act(observations, temperature) -> actions` of a SavedModel exported by rlkit."""
+    try:
+        policy = tf.saved_model.load(path)
+        policy.act(tf.zeros((1,) + observation_shape, tf.uint8), tf.constant(0.0))
+    except (OSError, ValueError, TypeError, AttributeError, tf.errors.OpError) as e:
+        reason = " ".join(str(e).split())[:160]
+        raise UserError(f"cannot use the policy in {path!r} for {observation_shape} observations ({reason}): "
+                        "evaluate it with the hparams of the run that trained it") from None
+
+    def act(observation, temperature):
+        return policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
+    return act
+
+
+def random_agent(action_space, seed):
+    rng = np.random.default_rng(seed)
+    return lambda observation, temperature: rng.integers(action_space.n, size=len(observation))
+
+
+def write_videos(video_dir, label, recordings, zoom=2):
+    """One MP4 per recorded episode: DEBUG_VIDEO_PATH/{label}_{config}_{i}.mp4."""
+    paths = []
+    for config, episodes in recordings.items():
+        for i, (frames, rewards) in enumerate(episodes):
+            path = os.path.join(video_dir, f"{label}_{config}_{i}.mp4")
+            write_mp4(path, episode_frames(frames, rewards, zoom))
+            paths.append(path)
+    return paths
+
+
+def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num_debug_videos, video_dir,
+             seed):
+    """{label: results} for every policy evaluated (one label for the random agent), plus videos."""
+    action_space = make_batch_env(hparams, 1).action_space
+    observation_shape = (hparams.frame_stack_size, hparams.frame_height, hparams.frame_width,
+                         1 if hparams.grayscale else 3)
+    if mode == "model":
+        agents = [("world_model", None)]  # the world model's accuracy does not depend on an agent
+    elif agent == "random":
+        agents = [("random", random_agent(action_space, seed))]
+    else:
+        agents = [(label, load_policy(path, observation_shape)) for label, path in find_policies(policy_dir, all_epochs)]
+    model = episodes = None
+    if mode in ("agent_simulated", "model"):
+        model = load_world_model(referenced_hparams(hparams, "world_model"), wm_dir)
+        episodes = storage.read_rollouts(data_dir).episodes
+        if not episodes:
+            raise UserError(f"no readable episodes in --data_dir={data_dir!r}")
+    summary = {}
+    for label, act in agents:
+        if mode == "agent_real":
+            results, recordings = evaluation.evaluate_policy(hparams, act, seed, num_debug_videos)
+        elif mode == "agent_simulated":
+            simulated_env = SimulatedBatchEnv(model, episodes, hparams.eval_batch_size, action_space)
+            results, recordings = evaluation.evaluate_in_world_model(hparams, act, simulated_env, seed,
+                                                                     num_debug_videos)
+        else:
+            results = evaluation.reward_accuracy(model, episodes, hparams.reward_accuracy_lengths,
+                                                 hparams.reward_accuracy_rollouts, 1.0, seed)
+            recordings = {}
+        summary[label] = results
+        if video_dir and recordings:
+            for path in write_videos(video_dir, f"{mode}_{label}", recordings):
+                logging.info("Wrote %s", path)
+    return summary
+
+
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    cli.define_hparams_flags(None, prefix="loop_")
+    cli.define_hparams_flags(None)
+    cli.define_gin_flags()
+    flags.DEFINE_enum("mode", "agent_real", MODES, "What to evaluate.")
+    flags.DEFINE_enum("agent", "policy", AGENTS, "The trained policy (--policy_dir) or a random baseline.")
+    flags.DEFINE_string("policy_dir", None, "policy/ of a run (local or gs://).")
+    flags.DEFINE_bool("all_epochs", False, "Evaluate every policy/epoch_K of a loop run, not just the newest.")
+    flags.DEFINE_string("wm_dir", None, "world_model/ of a run, for agent_simulated and model modes.")
+    flags.DEFINE_string("data_dir", None, "Real data (a run's data/): starting frames and reward targets.")
+    flags.DEFINE_string("eval_metrics_dir", None, "Where summary.json and TensorBoard events go.")
+    flags.DEFINE_string("debug_video_path", None, "Where MP4s of evaluated episodes go.")
+    flags.DEFINE_integer("num_debug_videos", 0, "Episodes recorded per configuration.")
+    flags.DEFINE_integer("eval_step_limit", None, "Agent steps per episode (default: the hparams').")
+    flags.DEFINE_integer("seed", 0, "Seed of the envs and the sampling.")
+
+
+FLAGS = flags.FLAGS
+
+
+def load_run_hparams():
+    """The run's hparams with SimPLe's eval settings added where the set has none (model-free
+    sets), so overrides such as eval_batch_size=4 work for every run."""
+    if FLAGS.loop_hparams_set and FLAGS.hparams_set:
+        raise UserError("pass --loop_hparams_set (a loop run) or --hparams_set (a model-free run), not both")
+    if FLAGS.loop_hparams_set:
+        set_name, overrides = FLAGS.loop_hparams_set, FLAGS.loop_hparams
+    else:
+        set_name, overrides = FLAGS.hparams_set, FLAGS.hparams
+    hparams = add_eval_hparams(cli.load_hparams(set_name, "", flag="loop_hparams_set or --hparams_set"))
+    apply_overrides(hparams, overrides)
+    if FLAGS.eval_step_limit is not None:
+        hparams.eval_step_limit = FLAGS.eval_step_limit
+    return hparams
+
+
+def main(argv):
+    del argv
+    cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
+    hparams = load_run_hparams()
+    check_game(hparams.game)
+    needs = {"policy_dir": FLAGS.agent == "policy" and FLAGS.mode != "model",
+             "wm_dir": FLAGS.mode != "agent_real", "data_dir": FLAGS.mode != "agent_real",
+             "eval_metrics_dir": True}
+    for name, needed in needs.items():
+        if needed and not getattr(FLAGS, name):
+            raise UserError(f"--mode={FLAGS.mode} --agent={FLAGS.agent} needs --{name}")
+    if FLAGS.mode != "agent_real" and "world_model_params" not in hparams:
+        raise UserError(f"--mode={FLAGS.mode} needs a loop set (--loop_hparams_set) that names the world model")
+    policy_dir, wm_dir, data_dir = (gcs.local_input(path) if path else None
+                                    for path in (FLAGS.policy_dir, FLAGS.wm_dir, FLAGS.data_dir))
+    with gcs.local_output(FLAGS.eval_metrics_dir) as eval_dir, \
+            gcs.local_output(FLAGS.debug_video_path or "") as video_dir:
+        summary = evaluate(hparams, FLAGS.mode, FLAGS.agent, policy_dir, wm_dir, data_dir, FLAGS.all_epochs,
+                           FLAGS.num_debug_videos, video_dir, FLAGS.seed)
+        os.makedirs(eval_dir, exist_ok=True)
+        writer = tf.summary.create_file_writer(eval_dir)
+        for label, results in summary.items():
+            step = int(label.split("_")[1]) if label.startswith("epoch_") else 0
+            scalars = results if FLAGS.mode == "model" else evaluation.policy_scalars(results)
+            write_summaries(writer, step, scalars)
+        record = dict(mode=FLAGS.mode, agent=FLAGS.agent, policy_dir=FLAGS.policy_dir, wm_dir=FLAGS.wm_dir,
+                      data_dir=FLAGS.data_dir, hparams=hparams.values(), results=summary)
+        atomic_write_text(os.path.join(eval_dir, "summary.json"), json.dumps(record, indent=2) + "\n")
+    logging.info("Wrote %s", os.path.join(FLAGS.eval_metrics_dir, "summary.json"))
+
+
+if __name__ == "__main__":
+    define_flags()
+    cli.run(main)
