@@ -20,9 +20,11 @@ setup(
         "pygame>=2.5",
         "gin-config>=0.5",
         "google-cloud-storage>=2.14",
+        "imageio>=2.31",  # evaluation videos and the player's recordings, as MP4
+        "imageio-ffmpeg>=0.4.9",  # ships the ffmpeg binary imageio writes MP4 with
         "numpy>=1.26",
     ],
     extras_require={
-        "test": ["pytest>=8"],
+        "test": ["pytest>=8", "gcp-storage-emulator>=2024.8"],  # a local GCS for the gs:// tests
     },
 )

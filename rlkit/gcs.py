@@ -84,14 +84,12 @@ def _clear_errors(path):
     except exceptions.NotFound:
         raise UserError(f"bucket {bucket!r} does not exist ({path}): check the name, or create it "
                         f"with `gcloud storage buckets create gs://{bucket}`") from None
-    except exceptions.Unauthorized:
+    except (exceptions.Unauthorized, google.auth.exceptions.GoogleAuthError):
         raise UserError(f"no credentials for {path}: run `gcloud auth application-default login` "
                         "or set GOOGLE_APPLICATION_CREDENTIALS") from None
     except exceptions.Forbidden as e:
         raise UserError(f"permission denied on {path}: {e.message}; ask for access to "
                         f"gs://{bucket} or use another bucket") from None
-    except google.auth.exceptions.GoogleAuthError as e:
-        raise UserError(f"no usable credentials for {path}: {e}") from None
     except requests.exceptions.ConnectionError:
         raise UserError(f"cannot reach Google Cloud Storage for {path}: check the network "
                         "(or STORAGE_EMULATOR_HOST)") from None

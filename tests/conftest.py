@@ -1,8 +1,12 @@
 import os
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
+
+BUCKET = "rlkit-test"
 
 import rlkit  # noqa: F401  (first, so TensorFlow starts with rlkit's settings, as in the commands)
 
@@ -48,3 +52,60 @@ def collect_random_pong(data_dir, num_steps, num_envs=2, seed=0):
             writer.add(observation, actions, step)
             observation = step.observation
         writer.write_shard()
+
+
+@pytest.fixture(scope="session")
+def rlmb_tiny_run(tmp_path_factory):
+    """One uninterrupted rlmb_tiny loop run through the command line: (output dir, stderr)."""
+    out = str(tmp_path_factory.mktemp("rlmb") / "run")
+    result = run_module("rlkit.rl.trainer_model_based", "--loop_hparams_set=rlmb_tiny", f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out, result.stderr
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator():
+    """A local Google Cloud Storage emulator (gcp-storage-emulator); yields its STORAGE_EMULATOR_HOST.
+
+    The real google-cloud-storage client talks to it when that variable is set, in this process
+    and in the commands the tests start.
+    """
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "gcp_storage_emulator", "start", "--port", str(port),
+                                "--in-memory"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    host = f"http://localhost:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("localhost", port), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError("the GCS emulator did not start")
+            time.sleep(0.2)
+    previous = os.environ.get("STORAGE_EMULATOR_HOST")
+    os.environ["STORAGE_EMULATOR_HOST"] = host
+    yield host
+    if previous is None:
+        del os.environ["STORAGE_EMULATOR_HOST"]
+    else:
+        os.environ["STORAGE_EMULATOR_HOST"] = previous
+    process.kill()
+    process.wait()
+
+
+@pytest.fixture
+def bucket(gcs_emulator, tmp_path, monkeypatch):
+    """The test bucket in the emulator (created once), with a fresh download cache per test."""
+    monkeypatch.setenv("RLKIT_CACHE_DIR", str(tmp_path / "cache"))
+    from rlkit import gcs
+
+    client = gcs._client()
+    return client.lookup_bucket(BUCKET) or client.create_bucket(BUCKET)

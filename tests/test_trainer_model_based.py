@@ -17,13 +17,9 @@ LOOP = "rlkit.rl.trainer_model_based"
 TINY = "--loop_hparams_set=rlmb_tiny"
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    """One uninterrupted rlmb_tiny run through the command line: (output dir, stderr)."""
-    out = str(tmp_path_factory.mktemp("rlmb") / "run")
-    result = run_module(LOOP, TINY, f"--output_dir={out}")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return out, result.stderr
+@pytest.fixture
+def tiny_run(rlmb_tiny_run):
+    return rlmb_tiny_run
 
 
 def checkpoint_step(directory):
@@ -86,7 +82,7 @@ def test_rlmb_tiny_end_to_end(tiny_run):
             "loop/real_env_steps"} <= eval_tags
     assert [e.step for e in eval_events.Tensors("reward_accuracy/at_12")] == [0, 1]
     _, world_model_tags = tags(os.path.join(out, "world_model", "train"))
-    assert {"loss", "pixel_loss", "reward_loss"} <= world_model_tags
+    assert {"loss", "pixel_loss", "reward_loss", "bit_loss"} <= world_model_tags  # the stochastic model
     _, dream_tags = tags(os.path.join(out, "world_model", "dream"))
     assert "dream_real_difference" in dream_tags
     policy_events, policy_tags = tags(os.path.join(out, "policy", "train"))
