@@ -13,16 +13,21 @@ def upscale(frame, zoom):
     return np.repeat(np.repeat(frame, zoom, axis=0), zoom, axis=1) if zoom > 1 else frame
 
 
+def text_strip(lines, width, zoom=1, scale=0.3):
+    """A black strip `width` pixels wide with one line of white text per entry of `lines`."""
+    strip = np.zeros((HEADER_HEIGHT * zoom * len(lines), width, 3), np.uint8)
+    for i, line in enumerate(lines):
+        cv2.putText(strip, line, (2 * zoom, (HEADER_HEIGHT * i + 10) * zoom), cv2.FONT_HERSHEY_SIMPLEX,
+                    scale * zoom, (255, 255, 255), max(1, zoom // 2), cv2.LINE_AA)
+    return strip
+
+
 def with_header(frame, text, zoom=1):
     """`frame` [H, W, C] uint8 zoomed, under a black strip with `text` in white."""
     frame = upscale(frame, zoom)
     if frame.shape[-1] == 1:
         frame = np.repeat(frame, 3, axis=-1)
-    header = np.zeros((HEADER_HEIGHT * zoom, frame.shape[1], 3), np.uint8)
-    scale = 0.3 * zoom
-    cv2.putText(header, text, (2 * zoom, int(10 * zoom)), cv2.FONT_HERSHEY_SIMPLEX, scale,
-                (255, 255, 255), max(1, zoom // 2), cv2.LINE_AA)
-    return np.concatenate([header, frame], axis=0)
+    return np.concatenate([text_strip([text], frame.shape[1], zoom), frame], axis=0)
 
 
 def episode_frames(frames, rewards, zoom=2):
@@ -33,7 +38,7 @@ def episode_frames(frames, rewards, zoom=2):
 
 
 def write_mp4(path, frames, fps=15):
-    """Writes uint8 RGB frames (all one size, even height and width) as an H.264 MP4."""
+    """Writes uint8 RGB frames (all one size) as an H.264 MP4, padded to even sizes with black."""
     import imageio.v2 as imageio
 
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -41,5 +46,6 @@ def write_mp4(path, frames, fps=15):
     with imageio.get_writer(partial, fps=fps, codec="libx264", macro_block_size=2,
                             ffmpeg_log_level="error") as writer:
         for frame in frames:
-            writer.append_data(frame)
+            height, width = frame.shape[:2]
+            writer.append_data(np.pad(frame, ((0, height % 2), (0, width % 2), (0, 0))))
     os.replace(partial, path)

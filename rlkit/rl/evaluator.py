@@ -15,9 +15,7 @@ TensorBoard; --num_debug_videos episodes per configuration go to DEBUG_VIDEO_PAT
 
 import json
 import os
-import re
 
-import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
@@ -29,6 +27,7 @@ from rlkit.fileio import atomic_write_text
 from rlkit.hparams import apply_overrides, referenced_hparams
 from rlkit.hparams.env_sets import add_eval_hparams
 from rlkit.rl import evaluation
+from rlkit.rl.policy_export import find_policies, load_policy, random_agent
 from rlkit.rl.simulated_env import SimulatedBatchEnv
 from rlkit.rl.world_model_training import load_world_model
 from rlkit.summaries import write_summaries
@@ -36,40 +35,6 @@ from rlkit.video import episode_frames, write_mp4
 
 MODES = ("agent_real", "agent_simulated", "model")
 AGENTS = ("policy", "random")
-
-
-def find_policies(policy_dir, all_epochs):
-    """[(label, SavedModel dir)]: the dir itself, or its newest epoch_K (every one with all_epochs)."""
-    if os.path.exists(os.path.join(policy_dir, "saved_model.pb")):
-        return [("policy", policy_dir)]
-    epochs = sorted((int(m.group(1)), name) for name in (os.listdir(policy_dir) if os.path.isdir(policy_dir) else [])
-                    if (m := re.fullmatch(r"epoch_(\d+)", name))
-                    and os.path.exists(os.path.join(policy_dir, name, "saved_model.pb")))
-    if not epochs:
-        raise UserError(f"no policy in {policy_dir!r}: point --policy_dir at the policy/ dir of an rlkit run "
-                        "(a SavedModel, or epoch_K SavedModels)")
-    chosen = epochs if all_epochs else epochs[-1:]
-    return [(name, os.path.join(policy_dir, name)) for _, name in chosen]
-
-
-def load_policy(path, observation_shape):
-    """`act(observations, temperature) -> actions` of a SavedModel exported by rlkit."""
-    try:
-        policy = tf.saved_model.load(path)
-        policy.act(tf.zeros((1,) + observation_shape, tf.uint8), tf.constant(0.0))
-    except (OSError, ValueError, TypeError, AttributeError, tf.errors.OpError) as e:
-        reason = " ".join(str(e).split())[:160]
-        raise UserError(f"cannot use the policy in {path!r} for {observation_shape} observations ({reason}): "
-                        "evaluate it with the hparams of the run that trained it") from None
-
-    def act(observation, temperature):
-        return policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
-    return act
-
-
-def random_agent(action_space, seed):
-    rng = np.random.default_rng(seed)
-    return lambda observation, temperature: rng.integers(action_space.n, size=len(observation))
 
 
 def write_videos(video_dir, label, recordings, zoom=2):

@@ -1,0 +1,310 @@
+"""Play inside a world model with the keyboard, next to the real game, to judge the model by eye.
+
+    python -m rlkit.rl.player --wm_dir=RUN/world_model --loop_hparams_set=rlmb_base_stochastic_discrete \
+        --loop_hparams=game=pong --zoom=3 --fps=5
+
+The window shows three columns: the world model's frame, the real game's frame, and their
+difference (|model - real| less 10, so small differences vanish), each under a header with
+the cumulative reward, the last reward and the frame number; a status line shows the mode and
+the keys.
+
+Keys: W/A/S/D = UP/LEFT/DOWN/RIGHT, space = FIRE (combinations such as UP+FIRE where the game
+has them; Pong's paddle moves with RIGHT and LEFT, i.e. D and A); R resets both; X restarts
+the world model from the last 4 real frames; C toggles between waiting for a key and real time;
+N steps a no-op while waiting; P hands control to the policy in --policy_dir and back; Esc or
+Q quits.
+
+Modes: `sim_and_real` (default), `simulated` (the world model alone, started from stored real
+data: --episodes_data_dir, --epoch), `real` (the real game alone). --video_dir records the
+session as MP4; --dry_run plays a few scripted steps without a display.
+"""
+
+import json
+import os
+
+import numpy as np
+from absl import flags, logging
+
+from rlkit import cli, gcs
+from rlkit.data_generators import storage
+from rlkit.data_generators.make_env import check_game, make_batch_env
+from rlkit.errors import UserError
+from rlkit.hparams import referenced_hparams
+from rlkit.rl.policy_export import find_policies, load_policy
+from rlkit.rl.simulated_env import sampling_arguments
+from rlkit.rl.world_model_training import load_world_model
+from rlkit.video import text_strip, with_header, write_mp4
+
+MODES = ("sim_and_real", "simulated", "real")
+DIFFERENCE_THRESHOLD = 10
+KEYS_HELP = "W/A/S/D move, space fire, N no-op, R reset, X resync, C real-time, P policy, Q quit"
+
+
+def action_for(pressed, action_meanings):
+    """The game's action for the pressed directions and FIRE ({"UP", "FIRE"} -> "UPFIRE").
+
+    ALE names combinations vertical + horizontal + FIRE; a combination the game lacks falls
+    back to its largest part the game has (FIRE dropped first), then to NOOP.
+    """
+    def one_of(first, second):  # opposite directions held together cancel out
+        return [d for d in (first, second) if d in pressed] if (first in pressed) != (second in pressed) else []
+    vertical, horizontal = one_of("UP", "DOWN"), one_of("RIGHT", "LEFT")
+    fire = ["FIRE"] if "FIRE" in pressed else []
+    candidates = [vertical + horizontal + fire, vertical + horizontal, vertical + fire, horizontal + fire,
+                  vertical, horizontal, fire]
+    for parts in candidates:
+        if parts and "".join(parts) in action_meanings:
+            return action_meanings.index("".join(parts))
+    return action_meanings.index("NOOP")
+
+
+def difference_image(model_frame, real_frame):
+    """|model - real| per pixel, less DIFFERENCE_THRESHOLD and floored at 0."""
+    difference = np.abs(model_frame.astype(np.int16) - real_frame.astype(np.int16)) - DIFFERENCE_THRESHOLD
+    return np.clip(difference, 0, 255).astype(np.uint8)
+
+
+class Column:
+    """One game shown in the window: its last frames, rewards and frame count."""
+
+    def __init__(self, title):
+        self.title = title
+        self.history = None  # [k, H, W, C]
+        self.cumulative = self.last = 0.0
+        self.frames = 0
+
+    def start(self, history):
+        self.history = np.array(history)
+        self.cumulative = self.last = 0.0
+        self.frames = 0
+
+    def add(self, frame, reward):
+        self.history = np.concatenate([self.history[1:], frame[None]])
+        self.last = float(reward)
+        self.cumulative += self.last
+        self.frames += 1
+
+    @property
+    def frame(self):
+        return self.history[-1]
+
+    def header(self):
+        return f"{self.title} cum {self.cumulative:g} r {self.last:g} f {self.frames}"
+
+
+class Player:
+    """The game state behind the window: a real env and/or a world model, stepped together."""
+
+    def __init__(self, mode, hparams, model=None, episodes=None, policy=None, seed=0, zoom=3):
+        self.mode, self.hparams, self.model, self.policy, self.zoom = mode, hparams, model, policy, zoom
+        self.context = hparams.frame_stack_size
+        self.real_env = make_batch_env(hparams, 1) if mode != "simulated" else None
+        self.action_meanings = (self.real_env or make_batch_env(hparams, 1)).action_meanings
+        self.starts = [e for e in (episodes or []) if e.starts_at_reset and len(e) >= self.context]
+        if mode == "simulated" and not self.starts:
+            raise UserError(f"no stored episode start with {self.context} frames to begin the world model from")
+        self.real = Column("real") if mode != "simulated" else None
+        self.simulated = Column("model") if mode != "real" else None
+        self.rng = np.random.default_rng(seed)
+        self.seed = seed
+        self.waiting = True          # step on key presses (else in real time)
+        self.policy_control = False
+        self.held = set()            # "UP", "DOWN", "LEFT", "RIGHT", "FIRE"
+        self.recorded = []           # canvases, when recording
+        self.reset()
+
+    def reset(self):
+        """Restarts the real game (its first k frames, reached with no-ops) and the model from them."""
+        if self.real_env is not None:
+            frames = [self.real_env.reset(seed=self.seed)[0]]
+            self.seed += 1
+            while len(frames) < self.context:
+                frames.append(self.real_env.step(np.zeros(1, np.int64)).observation[0])
+            self.real.start(frames)
+        else:
+            episode = self.starts[self.rng.integers(len(self.starts))]
+            frames = episode.frames[:self.context]
+        if self.simulated is not None:
+            self.simulated.start(frames)
+            self.state = self.model.initial_state(1)
+
+    def resync(self):
+        """Restarts the world model from the last k real frames (X)."""
+        if self.real is not None and self.simulated is not None:
+            self.simulated.start(self.real.history)
+            self.state = self.model.initial_state(1)
+
+    def policy_action(self):
+        observer = self.real if self.real is not None else self.simulated
+        return int(self.policy(observer.history[None], 0.0)[0])
+
+    def step(self, action=None):
+        """One agent step of every game shown: the keys' action, or the policy's in policy control."""
+        if action is None:
+            action = self.policy_action() if self.policy_control else action_for(self.held, self.action_meanings)
+        actions = np.array([action], np.int64)
+        if self.simulated is not None:
+            frames, rewards, self.state = self.model.next_frame(
+                self.simulated.history[None], actions.astype(np.int32), self.state,
+                **sampling_arguments(self.model, 1.0))
+            self.simulated.add(frames.numpy()[0], rewards.numpy()[0])
+        if self.real is not None:
+            step = self.real_env.step(actions)
+            if step.done[0]:
+                self.reset()
+            else:
+                self.real.add(step.observation[0], step.raw_reward[0])
+
+    def canvas(self):
+        """The window's pixels [H, W, 3]: the columns under their headers, then the status lines."""
+        columns = [c for c in (self.simulated, self.real) if c is not None]
+        images = [with_header(c.frame, c.header(), self.zoom) for c in columns]
+        if len(columns) == 2:
+            difference = difference_image(self.simulated.frame, self.real.frame)
+            images.append(with_header(difference, "difference |model - real|", self.zoom))
+        top = np.concatenate(images, axis=1)
+        control = "policy plays" if self.policy_control else "you play"
+        timing = "waiting for a key" if self.waiting else "real time"
+        status = text_strip([f"{self.mode} | {timing} | {control}", KEYS_HELP], top.shape[1], self.zoom,
+                            scale=0.25)
+        canvas = np.concatenate([top, status], axis=0)
+        if canvas.shape[-1] == 1:
+            canvas = np.repeat(canvas, 3, axis=-1)
+        return canvas
+
+
+def play(player, fps, max_frames=None):
+    """The pygame event loop: keys drive the player; returns when Q/Esc or the window closes."""
+    import pygame
+
+    directions = {pygame.K_w: "UP", pygame.K_s: "DOWN", pygame.K_a: "LEFT", pygame.K_d: "RIGHT",
+                  pygame.K_SPACE: "FIRE"}
+    pygame.display.init()
+    canvas = player.canvas()
+    screen = pygame.display.set_mode((canvas.shape[1], canvas.shape[0]))
+    pygame.display.set_caption(f"rlkit player: {player.hparams.game}")
+    clock = pygame.time.Clock()
+    frames = 0
+    running = True
+    while running and (max_frames is None or frames < max_frames):
+        stepped = False
+        for event in pygame.event.get():
+            if event.type == pygame.QUIT:
+                running = False
+            elif event.type == pygame.KEYDOWN:
+                if event.key in (pygame.K_q, pygame.K_ESCAPE):
+                    running = False
+                elif event.key == pygame.K_r:
+                    player.reset()
+                elif event.key == pygame.K_x:
+                    player.resync()
+                elif event.key == pygame.K_c:
+                    player.waiting = not player.waiting
+                elif event.key == pygame.K_p and player.policy is not None:
+                    player.policy_control = not player.policy_control
+                elif event.key == pygame.K_n and player.waiting:
+                    player.step(action=player.action_meanings.index("NOOP"))
+                    stepped = True
+                elif event.key in directions:
+                    player.held.add(directions[event.key])
+                    if player.waiting:
+                        player.step()
+                        stepped = True
+            elif event.type == pygame.KEYUP and event.key in directions:
+                player.held.discard(directions[event.key])
+        if running and not stepped and (not player.waiting or player.policy_control):
+            player.step()
+            stepped = True
+        canvas = player.canvas()
+        if stepped:
+            player.recorded.append(canvas)
+        pygame.surfarray.blit_array(screen, canvas.transpose(1, 0, 2))
+        pygame.display.flip()
+        frames += 1
+        clock.tick(fps)
+    return screen
+
+
+def dry_run(player, steps=8):
+    """A few scripted steps without a display: no-ops, the keys' actions, a resync."""
+    for pressed in [set(), {"UP"}, {"RIGHT"}, {"FIRE"}, {"LEFT", "FIRE"}]:
+        player.held = pressed
+        player.step()
+        player.recorded.append(player.canvas())
+    player.resync()
+    for _ in range(steps - 5):
+        player.step(action=0)
+        player.recorded.append(player.canvas())
+
+
+def check_world_model_game(wm_dir, hparams):
+    """A world model from a run on another game (or with other frames) is refused up front."""
+    saved = os.path.join(os.path.dirname(os.path.normpath(wm_dir)), cli.HPARAMS_FILE)
+    if not os.path.exists(saved):
+        return
+    with open(saved) as f:
+        run = json.load(f)
+    for name in ("game", "frame_height", "frame_width", "grayscale"):
+        if name in run and run[name] != hparams.get(name):
+            raise UserError(f"the world model in {wm_dir!r} was trained with {name}={run[name]!r}, not "
+                            f"{hparams.get(name)!r}: pass --loop_hparams={name}={run[name]} or another --wm_dir")
+
+
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    cli.define_hparams_flags("rlmb_base_stochastic_discrete", prefix="loop_")
+    cli.define_gin_flags()
+    flags.DEFINE_enum("mode", "sim_and_real", MODES, "What to show.")
+    flags.DEFINE_string("wm_dir", None, "world_model/ of a run (local or gs://).")
+    flags.DEFINE_string("policy_dir", None, "policy/ of a run, for P (local or gs://).")
+    flags.DEFINE_string("episodes_data_dir", None, "Real data (a run's data/) that simulated mode starts from.")
+    flags.DEFINE_integer("epoch", None, "Data epoch to start from in simulated mode (default: all).")
+    flags.DEFINE_integer("zoom", 3, "Pixels per frame pixel.")
+    flags.DEFINE_integer("fps", 5, "Frames per second in real-time mode (and the video's rate).")
+    flags.DEFINE_string("video_dir", None, "Record the session as an MP4 here.")
+    flags.DEFINE_bool("dry_run", False, "Play a few scripted steps without a display, then exit.")
+    flags.DEFINE_integer("seed", 0, "Seed of the real game and the model's sampling.")
+
+
+FLAGS = flags.FLAGS
+
+
+def main(argv):
+    del argv
+    cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
+    hparams = cli.load_hparams(FLAGS.loop_hparams_set, FLAGS.loop_hparams, flag="loop_hparams_set")
+    check_game(hparams.game)
+    model = episodes = policy = None
+    # Everything is loaded and checked before a window opens.
+    if FLAGS.mode != "real":
+        if not FLAGS.wm_dir:
+            raise UserError(f"--mode={FLAGS.mode} needs --wm_dir (the world_model/ dir of a run)")
+        wm_dir = gcs.local_input(FLAGS.wm_dir)
+        check_world_model_game(wm_dir, hparams)
+        model = load_world_model(referenced_hparams(hparams, "world_model"), wm_dir)
+    if FLAGS.mode == "simulated":
+        if not FLAGS.episodes_data_dir:
+            raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")
+        epochs = None if FLAGS.epoch is None else [FLAGS.epoch]
+        episodes = storage.read_rollouts(gcs.local_input(FLAGS.episodes_data_dir), epochs).episodes
+    if FLAGS.policy_dir:
+        path = find_policies(gcs.local_input(FLAGS.policy_dir), all_epochs=False)[-1][1]
+        shape = (hparams.frame_stack_size, hparams.frame_height, hparams.frame_width, 1 if hparams.grayscale else 3)
+        policy = load_policy(path, shape)
+    player = Player(FLAGS.mode, hparams, model, episodes, policy, FLAGS.seed, FLAGS.zoom)
+    if FLAGS.dry_run:
+        dry_run(player)
+        logging.info("Dry run: %d steps; the last frame numbers: %s", len(player.recorded),
+                     ", ".join(c.header() for c in (player.simulated, player.real) if c is not None))
+    else:
+        play(player, FLAGS.fps)
+    if FLAGS.video_dir and player.recorded:
+        with gcs.local_output(FLAGS.video_dir) as video_dir:
+            path = os.path.join(video_dir, f"player_{hparams.game}_{FLAGS.mode}.mp4")
+            write_mp4(path, player.recorded, fps=FLAGS.fps)
+        logging.info("Wrote %s (%d frames)", path, len(player.recorded))
+
+
+if __name__ == "__main__":
+    define_flags()
+    cli.run(main)
