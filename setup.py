@@ -25,6 +25,8 @@ setup(
         "numpy>=1.26",
     ],
     extras_require={
-        "test": ["pytest>=8", "gcp-storage-emulator>=2024.8"],  # a local GCS for the gs:// tests
+        # pytest-xdist runs the suite on both cores of a small machine; the emulator is a
+        # local GCS for the gs:// tests.
+        "test": ["pytest>=8", "pytest-xdist>=3.5", "gcp-storage-emulator>=2024.8"],
     },
 )

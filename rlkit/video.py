@@ -14,11 +14,17 @@ def upscale(frame, zoom):
 
 
 def text_strip(lines, width, zoom=1, scale=0.3):
-    """A black strip `width` pixels wide with one line of white text per entry of `lines`."""
+    """A black strip `width` pixels wide with one line of white text per entry of `lines`,
+    shrunk where a line would not fit."""
     strip = np.zeros((HEADER_HEIGHT * zoom * len(lines), width, 3), np.uint8)
+    font, thickness = cv2.FONT_HERSHEY_SIMPLEX, max(1, zoom // 2)
     for i, line in enumerate(lines):
-        cv2.putText(strip, line, (2 * zoom, (HEADER_HEIGHT * i + 10) * zoom), cv2.FONT_HERSHEY_SIMPLEX,
-                    scale * zoom, (255, 255, 255), max(1, zoom // 2), cv2.LINE_AA)
+        size = scale * zoom
+        text_width = cv2.getTextSize(line, font, size, thickness)[0][0]
+        if text_width > width - 4 * zoom:
+            size *= 0.95 * (width - 4 * zoom) / text_width
+        cv2.putText(strip, line, (2 * zoom, (HEADER_HEIGHT * i + 10) * zoom), font, size, (255, 255, 255),
+                    thickness, cv2.LINE_AA)
     return strip
 
 

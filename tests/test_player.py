@@ -15,7 +15,9 @@ from rlkit.rl.world_model_training import load_world_model
 PLAYER = "rlkit.rl.player"
 ZOOM = 2
 COLUMN_WIDTH, COLUMN_HEIGHT = 80 * ZOOM, (105 + 14) * ZOOM  # a frame under its header
+GAP = 2 * ZOOM  # between columns
 STATUS_HEIGHT = 2 * 14 * ZOOM
+THREE_COLUMNS = 3 * COLUMN_WIDTH + 2 * GAP
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +76,9 @@ def test_window_shows_three_columns_and_x_resynchronises(world_model, hparams, t
     path = str(tmp_path / "window.png")
     pygame.image.save(screen, path)
     shot = imageio.imread(path)[..., :3]
-    assert shot.shape == (COLUMN_HEIGHT + STATUS_HEIGHT, 3 * COLUMN_WIDTH, 3)
-    model, real, difference = (shot[:COLUMN_HEIGHT, i * COLUMN_WIDTH:(i + 1) * COLUMN_WIDTH] for i in range(3))
+    assert shot.shape == (COLUMN_HEIGHT + STATUS_HEIGHT, THREE_COLUMNS, 3)
+    model, real, difference = (shot[:COLUMN_HEIGHT, i * (COLUMN_WIDTH + GAP):i * (COLUMN_WIDTH + GAP) + COLUMN_WIDTH]
+                               for i in range(3))
     header = 14 * ZOOM
     np.testing.assert_array_equal(model[header:], real[header:])  # after X the model shows the real frames
     assert not difference[header:].any()  # so the difference column is black
@@ -105,7 +108,7 @@ def test_dry_run_records_a_decodable_video(rlmb_tiny_run, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     frames = [frame for frame in imageio.get_reader(str(tmp_path / "player_pong_sim_and_real.mp4"))]
     assert len(frames) == 8
-    assert frames[0].shape == (COLUMN_HEIGHT + STATUS_HEIGHT, 3 * COLUMN_WIDTH, 3)
+    assert frames[0].shape == (COLUMN_HEIGHT + STATUS_HEIGHT, THREE_COLUMNS, 3)
 
 
 def test_simulated_mode_starts_from_stored_data(world_model, hparams, rlmb_tiny_run):

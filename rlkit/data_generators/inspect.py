@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 from absl import flags
 
-from rlkit import cli
+from rlkit import cli, gcs
 from rlkit.errors import UserError
 from rlkit.data_generators import storage
 
@@ -69,7 +69,7 @@ def export_png(data, directory):
 def main(argv):
     if len(argv) != 2:
         raise UserError("usage: python -m rlkit.data_generators.inspect DATA_DIR [--export_png=DIR]")
-    data_dir = argv[1]
+    data_dir = gcs.local_input(argv[1])
     if not os.path.isdir(data_dir):
         raise UserError(f"data dir {data_dir!r} does not exist")
     data = storage.read_rollouts(data_dir)
@@ -77,7 +77,8 @@ def main(argv):
         raise UserError(f"{data_dir!r} holds no shards (expected {data_dir}/epoch_*/shard_*.npz)")
     print("\n".join(summarize(data)))
     if FLAGS.export_png:
-        count = export_png(data, FLAGS.export_png)
+        with gcs.local_output(FLAGS.export_png) as png_dir:
+            count = export_png(data, png_dir)
         print(f"wrote {count} PNG frames to {FLAGS.export_png}")
 
 

@@ -37,6 +37,7 @@ from rlkit.video import text_strip, with_header, write_mp4
 
 MODES = ("sim_and_real", "simulated", "real")
 DIFFERENCE_THRESHOLD = 10
+COLUMN_GAP = 2  # black pixels (before zoom) between the columns
 KEYS_HELP = "W/A/S/D move, space fire, N no-op, R reset, X resync, C real-time, P policy, Q quit"
 
 
@@ -162,7 +163,8 @@ class Player:
         if len(columns) == 2:
             difference = difference_image(self.simulated.frame, self.real.frame)
             images.append(with_header(difference, "difference |model - real|", self.zoom))
-        top = np.concatenate(images, axis=1)
+        gap = np.zeros((images[0].shape[0], COLUMN_GAP * self.zoom, 3), np.uint8)
+        top = np.concatenate([part for image in images for part in (gap, image)][1:], axis=1)
         control = "policy plays" if self.policy_control else "you play"
         timing = "waiting for a key" if self.waiting else "real time"
         status = text_strip([f"{self.mode} | {timing} | {control}", KEYS_HELP], top.shape[1], self.zoom,
