@@ -80,8 +80,8 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
             recordings = {}
         summary[label] = results
         if video_dir and recordings:
-            for path in write_videos(video_dir, f"{mode}_{label}", recordings):
-                logging.info("Wrote %s", path)
+            paths = write_videos(video_dir, f"{mode}_{label}", recordings)
+            logging.info("Wrote %d videos for %s", len(paths), label)
     return summary
 
 
