@@ -11,7 +11,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from conftest import assert_one_line_error, run_module
 from rlkit.data_generators import storage
 from rlkit.hparams import create_hparams
-from rlkit.rl.trainer_model_based import steps_per_collection, world_model_target
+from rlkit.rl.trainer_model_based import steps_per_collection, train, world_model_target
 
 LOOP = "rlkit.rl.trainer_model_based"
 TINY = "--loop_hparams_set=rlmb_tiny"
@@ -88,6 +88,19 @@ def test_rlmb_tiny_end_to_end(tiny_run):
     policy_events, policy_tags = tags(os.path.join(out, "policy", "train"))
     assert {"losses/policy_loss", "losses/entropy", "simulated/rollout_reward"} <= policy_tags
     assert policy_events.Tensors("losses/policy_loss")[-1].step == 8 * 4 * 10  # iterations x envs x steps
+
+
+def test_first_collection_can_train_ppo_on_the_real_env(tmp_path):
+    hparams = create_hparams("rlmb_tiny", "initial_collection=ppo,epochs=1")
+    out = str(tmp_path / "run")
+    summary = train(hparams, out, seed=0)
+    data_dir = os.path.join(out, "data")
+    assert sum(storage.shard_num_steps(p) for p in storage.list_shards(data_dir, [0])) == steps_per_collection(hparams)
+    reader = tf.train.load_checkpoint(os.path.join(out, "policy", "checkpoints"))
+    rollout_steps = hparams.real_num_envs * hparams.ppo_rollout_length
+    assert reader.get_tensor("real_iterations/.ATTRIBUTES/VARIABLE_VALUE") == steps_per_collection(hparams) // rollout_steps
+    assert reader.get_tensor("iteration/.ATTRIBUTES/VARIABLE_VALUE") == hparams.simulated_ppo_iterations
+    assert summary["epoch"] == 0 and summary["real_env_steps"] == 2 * steps_per_collection(hparams)
 
 
 def run_until(out, marker):

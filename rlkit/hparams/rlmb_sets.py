@@ -17,7 +17,8 @@ def rlmb_base():
     # Real agent steps collected by the loop's epochs; the first collection adds one epoch's
     # share (6,400), so the run sees 102,400 real agent steps (409,600 frames): "Atari 100K".
     hparams.add_hparam("num_real_env_steps", 96_000)
-    hparams.add_hparam("initial_collection", "random")  # "random" or "policy" (the untrained PPO policy)
+    # "random" actions, or "ppo": the loop's PPO learner trains on the real env as it collects.
+    hparams.add_hparam("initial_collection", "random")
     hparams.add_hparam("real_num_envs", 8)
     hparams.add_hparam("shard_steps", 200)  # agent steps per env in one data shard
     hparams.add_hparam("world_model_params", "next_frame_basic_deterministic")

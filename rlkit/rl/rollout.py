@@ -34,17 +34,20 @@ class EpisodeStats:
         self.lengths += step.episode_length[done].tolist()
 
 
-def collect_rollout(env, observation, act, num_steps):
+def collect_rollout(env, observation, act, num_steps, on_step=None):
     """Steps a FrameStack `env` from `observation` with `act(observation) -> (actions, log_probs, values)`.
 
-    `act` is called once more on the final observation for its value. Returns
-    (Rollout, the next observation, EpisodeStats of episodes that ended).
+    `act` is called once more on the final observation for its value; `on_step(observation,
+    actions, step)`, if given, sees every step (to store it). Returns (Rollout, the next
+    observation, EpisodeStats of episodes that ended).
     """
     columns = {name: [] for name in ("observations", "actions", "log_probs", "values", "rewards", "dones")}
     stats = EpisodeStats()
     for _ in range(num_steps):
         actions, log_probs, values = act(observation)
         next_observation, step = env.step(actions)
+        if on_step is not None:
+            on_step(observation, actions, step)
         for name, value in zip(columns, (observation, actions, log_probs, values, step.reward, step.done)):
             columns[name].append(value)
         stats.add(step)

@@ -3,7 +3,7 @@
     python -m rlkit.rl.trainer_model_based --loop_hparams_set=rlmb_base_stochastic_discrete \
         --loop_hparams=game=pong --output_dir=DIR
 
-First a real collection (random actions, or the untrained policy) fills data/epoch_000. Then
+First a real collection (random actions, or PPO learning on the real env) fills data/epoch_000. Then
 every epoch K of `epochs`:
 
 1. world model: trained on all real data so far, to a cumulative step target;
@@ -28,6 +28,7 @@ import os
 import time
 
 import keras
+import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
@@ -94,9 +95,11 @@ class PolicyTrainer:
         self.observation_space = env.observation_space
         self.action_space = env.action_space
         self.action_meanings = env.action_meanings
-        self.iteration = tf.Variable(0, dtype=tf.int64)
+        self.iteration = tf.Variable(0, dtype=tf.int64)  # PPO iterations inside the world model
         self.simulated_steps = tf.Variable(0, dtype=tf.int64)
+        self.real_iterations = tf.Variable(0, dtype=tf.int64)  # PPO iterations on the real env
         self.checkpoint = tf.train.Checkpoint(iteration=self.iteration, simulated_steps=self.simulated_steps,
+                                              real_iterations=self.real_iterations,
                                               **self.learner.checkpointables())
         self.manager = tf.train.CheckpointManager(self.checkpoint, os.path.join(policy_dir, "checkpoints"),
                                                   max_to_keep=hparams.keep_checkpoints)
@@ -108,6 +111,9 @@ class PolicyTrainer:
 
     def act(self, observation, temperature):
         return self.learner.act(observation, temperature)[0]
+
+    def save(self):
+        self.manager.save(checkpoint_number=int(self.iteration) + int(self.real_iterations))
 
     def export_path(self, epoch):
         return os.path.join(self.policy_dir, f"epoch_{epoch}")
@@ -141,11 +147,41 @@ class PolicyTrainer:
                     logging.info(progress.line(iteration, epoch=epoch, rollout_reward=rollout_reward,
                                                loss=metrics["loss"]))
                 if iteration % hparams.checkpoint_every_iterations == 0 or iteration == target:
-                    self.manager.save(checkpoint_number=iteration)
+                    self.save()
         if not os.path.exists(self.export_path(epoch)):
             observation_shape = (hparams.frame_stack_size,) + tuple(self.observation_space.shape)
             export_policy(self.learner.network, self.action_space, observation_shape,
                           self.observation_space.dtype, self.export_path(epoch))
+
+
+def collect_real_with_ppo(hparams, env, data_dir, trainer, seed):
+    """The first collection with PPO learning on the real env as it collects (data/epoch_000).
+
+    The learner is checkpointed with every shard, so a killed run resumes both together.
+    """
+    target = steps_per_collection(hparams)
+    done = stored_steps(data_dir, 0)
+    if done >= target:
+        return
+    learner = trainer.learner
+    writer = storage.RolloutWriter(data_dir, 0, env.num_envs)
+    stacked_env = FrameStack(env, hparams.frame_stack_size)
+    observation = stacked_env.reset(seed=seed + done)
+    progress = Progress(target, done)
+    record = lambda observation, actions, step: writer.add(observation[:, -1], actions, step)  # noqa: E731
+    returns = []
+    while done < target:
+        rollout, observation, episodes = collect_rollout(stacked_env, observation, learner.act,
+                                                         learner.hparams.rollout_length, on_step=record)
+        metrics = learner.update(rollout)
+        trainer.real_iterations.assign_add(1)
+        done += rollout.actions.size
+        returns += episodes.returns
+        if writer.num_buffered_steps >= hparams.shard_steps or done >= target:
+            writer.write_shard()
+            trainer.save()
+            logging.info(progress.line(done, mean_return=float(np.mean(returns)) if returns else float("nan"),
+                                       loss=metrics["loss"]))
 
 
 def collect_real(hparams, env, data_dir, data_epoch, policy, seed):
@@ -214,9 +250,11 @@ def train(hparams, output_dir, seed):
         yield
         stage_seconds[name] = time.monotonic() - start
 
-    with stage(0, "first_collection", "first real collection"):
-        collect_real(hparams, real_env, data_dir, 0,
-                     policy_collects if hparams.initial_collection == "policy" else None, seed)
+    with stage(0, "first_collection", f"first real collection ({hparams.initial_collection})"):
+        if hparams.initial_collection == "ppo":
+            collect_real_with_ppo(hparams, real_env, data_dir, trainer, seed)
+        else:
+            collect_real(hparams, real_env, data_dir, 0, None, seed)
     for epoch in range(hparams.epochs):
         if os.path.exists(os.path.join(eval_dir, f"epoch_{epoch}.json")):
             loop = Progress(hparams.epochs, epoch + 1, unit="epochs")  # ETA from this process's epochs
@@ -260,8 +298,8 @@ def main(argv):
     hparams = cli.load_hparams(FLAGS.loop_hparams_set, FLAGS.loop_hparams, flag="loop_hparams_set")
     # Names are checked before anything is written, so a typo leaves no run dir behind.
     check_game(hparams.game)
-    if hparams.initial_collection not in ("random", "policy"):
-        raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or policy")
+    if hparams.initial_collection not in ("random", "ppo"):
+        raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or ppo")
     get_model(referenced_hparams(hparams, "ppo").policy_network)
     get_model(referenced_hparams(hparams, "world_model").model)
     check_world_model_frames(hparams)
