@@ -112,6 +112,10 @@ class PolicyTrainer:
     def act(self, observation, temperature):
         return self.learner.act(observation, temperature)[0]
 
+    def sample(self, observation):
+        """Actions sampled from the policy: how it collects real data."""
+        return self.act(observation, 1.0)
+
     def save(self):
         self.manager.save(checkpoint_number=int(self.iteration) + int(self.real_iterations))
 
@@ -235,7 +239,6 @@ def train(hparams, output_dir, seed):
     # One Estimator for all epochs: its compiled train step is traced once.
     estimator = world_model_estimator(referenced_hparams(hparams, "world_model"), world_model_dir)
     cli.write_operative_config(output_dir)
-    policy_collects = lambda observation: trainer.act(observation, 1.0)  # noqa: E731
 
     loop = Progress(hparams.epochs, 0, unit="epochs")
     stage_seconds = {}
@@ -267,7 +270,7 @@ def train(hparams, output_dir, seed):
             episodes = storage.read_rollouts(data_dir, seen).episodes
             trainer.train_in_world_model(estimator.model, episodes, epoch)
         with stage(epoch, "collection", "real collection with the policy"):
-            collect_real(hparams, real_env, data_dir, epoch + 1, policy_collects, seed)
+            collect_real(hparams, real_env, data_dir, epoch + 1, trainer.sample, seed)
         with stage(epoch, "evaluation", "evaluation"):
             heldout = storage.read_rollouts(data_dir, [epoch + 1]).episodes
             results, scalars = evaluate_epoch(hparams, trainer, estimator.model, heldout, epoch, seed)
