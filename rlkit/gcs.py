@@ -130,6 +130,12 @@ def download(path, local_dir=None, allow_empty=False):
             blob.download_to_filename(partial)
             os.replace(partial, target)
             manifest[blob.name] = blob.generation
+        # Objects deleted from the bucket since the last download leave the cache too.
+        for name in set(manifest) - {blob.name for blob in blobs}:
+            stale = local_file_for(local_dir, prefix, name)
+            if os.path.exists(stale):
+                os.remove(stale)
+            del manifest[name]
     os.makedirs(local_dir, exist_ok=True)
     atomic_write_text(manifest_path, json.dumps(manifest))
     return local_dir

@@ -23,6 +23,9 @@ def test_cache_is_keyed_by_object_generation(bucket):
     assert gcs.local_input(f"gs://{BUCKET}/cache") == local
     assert open(os.path.join(local, "a.txt")).read() == "three"
     assert os.stat(b_path).st_mtime_ns == b_mtime  # unchanged: not fetched again
+    bucket.blob("cache/sub/b.txt").delete()
+    gcs.local_input(f"gs://{BUCKET}/cache")
+    assert not os.path.exists(b_path)  # deleted in the bucket, so gone from the cache
 
 
 def test_outputs_are_uploaded_and_a_run_resumes_from_the_bucket(bucket):
