@@ -59,6 +59,7 @@ def local_file_for(local_dir, prefix, object_name):
 
 
 def _client():
+    # The storage client loads only when a gs:// path is used, so local runs start no slower.
     from google.cloud import storage
 
     if os.environ.get("STORAGE_EMULATOR_HOST"):
@@ -186,6 +187,7 @@ class Uploader:
         self._uploaded = self.local_files()
 
     def sync(self, include=None):
+        """Uploads what changed and deletes what was removed; returns the files now in sync."""
         with self._lock, _clear_errors(self.remote):
             present = self.local_files(include)
             for relative, stat in present.items():
@@ -196,6 +198,7 @@ class Uploader:
             for relative in set(self._uploaded) - set(present):
                 self._bucket.blob(self._object_name(relative)).delete()
                 del self._uploaded[relative]
+            return present
 
 
 @contextlib.contextmanager
@@ -231,6 +234,4 @@ def publish(local_dir, remote, include=None):
     `remote`; returns the relative paths uploaded."""
     if not os.path.isdir(local_dir):
         raise UserError(f"{local_dir!r} is not a directory")
-    uploader = Uploader(local_dir, remote)
-    uploader.sync(include)
-    return sorted(uploader.local_files(include))
+    return sorted(Uploader(local_dir, remote).sync(include))

@@ -24,7 +24,7 @@ import tensorflow as tf
 
 from rlkit.data_generators import storage
 from rlkit.data_generators.atari import AtariBatchEnv
-from rlkit.data_generators.experience import collect_experience, random_policy
+from rlkit.data_generators.experience import collect_experience
 from rlkit.hparams import create_hparams
 from rlkit.models.registry import get_model
 from rlkit.rl.simulated_env import SimulatedBatchEnv
@@ -37,8 +37,7 @@ def real_pong_episodes():
     """A few hundred steps of real Pong: the windows simulated rollouts start from."""
     data_dir = os.path.join(tempfile.mkdtemp(), "data")
     with AtariBatchEnv("pong", 2) as env:
-        writer = storage.RolloutWriter(data_dir, 0, env.num_envs)
-        collect_experience(env, writer, random_policy(env.action_space, 0), 400, 200, seed=0)
+        collect_experience(env, data_dir, 0, 400, 200, seed=0)
     return storage.read_rollouts(data_dir).episodes
 
 

@@ -11,8 +11,7 @@ import os
 from absl import flags, logging
 
 from rlkit import cli, gcs
-from rlkit.data_generators import storage
-from rlkit.data_generators.experience import collect_experience, random_policy, stored_steps
+from rlkit.data_generators.experience import collect_experience, stored_steps
 from rlkit.data_generators.make_env import check_game, make_batch_env
 
 def define_flags():
@@ -46,11 +45,7 @@ def collect(hparams, output_dir, epoch, seed):
         return
     with make_batch_env(hparams, hparams.num_envs) as env:
         cli.write_operative_config(output_dir)
-        writer = storage.RolloutWriter(data_dir, epoch, env.num_envs)
-        # A resumed run continues with fresh episodes; its seed moves on so they are new ones.
-        seed = seed + done_steps
-        collect_experience(env, writer, random_policy(env.action_space, seed), hparams.num_agent_steps,
-                           hparams.shard_steps, seed, done_steps=done_steps)
+        collect_experience(env, data_dir, epoch, hparams.num_agent_steps, hparams.shard_steps, seed)
     logging.info("Stored %d agent steps of %s in %s", max(done_steps, hparams.num_agent_steps),
                  hparams.game, data_dir)
 

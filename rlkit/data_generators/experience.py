@@ -16,13 +16,21 @@ def stored_steps(data_dir, epoch):
     return sum(storage.shard_num_steps(path) for path in storage.list_shards(data_dir, [epoch]))
 
 
-def collect_experience(env, writer, policy, num_agent_steps, shard_steps, seed, frame_stack_size=1,
-                       done_steps=0):
-    """Steps `env` with `policy` until `num_agent_steps` are stored; returns mean episode return.
+def collect_experience(env, data_dir, epoch, num_agent_steps, shard_steps, seed, policy=None,
+                       frame_stack_size=1):
+    """Steps `env` until `num_agent_steps` are stored in `data_dir` for `epoch`, continuing where
+    the epoch's last whole shard ended; returns the mean episode return (nan if none ended).
 
-    `policy(stacked_observations) -> actions` sees the last `frame_stack_size` frames of each
-    env; a shard is written every `shard_steps` steps per env and at the end.
+    `policy(stacked_observations) -> actions` (default: uniformly random) sees the last
+    `frame_stack_size` frames of each env; a shard is written every `shard_steps` steps per env
+    and at the end.
     """
+    done_steps = stored_steps(data_dir, epoch)
+    if done_steps >= num_agent_steps:
+        return float("nan")
+    writer = storage.RolloutWriter(data_dir, epoch, env.num_envs)
+    seed += done_steps  # a resumed collection starts new episodes with a seed of their own
+    policy = policy or random_policy(env.action_space, seed)
     stacked_env = FrameStack(env, frame_stack_size)
     progress = Progress(num_agent_steps, done_steps)
     observation = stacked_env.reset(seed=seed)

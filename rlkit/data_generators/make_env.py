@@ -38,6 +38,11 @@ def atari_settings(hparams):
                 max_episode_frames=hparams.max_episode_frames)
 
 
+def frame_shape(hparams):
+    """(height, width, channels) of the frames an Atari env of `hparams` gives."""
+    return (hparams.frame_height, hparams.frame_width, 1 if hparams.grayscale else 3)
+
+
 @gin.configurable(allowlist=["gym_wrappers"])
 def make_batch_env(hparams, num_envs, gym_wrappers=()):
     """A BatchEnv of `num_envs` copies of `hparams.game`."""

@@ -36,6 +36,16 @@ def summarize_returns(stats):
     return summary
 
 
+def run_eval_cell(hparams, env, act, temperature, seed, record_envs):
+    """One episode per env of `env` at `temperature`: (summary, recordings of the first envs)."""
+    stats = run_episodes(FrameStack(env, hparams.frame_stack_size), lambda observation: act(observation, temperature),
+                         hparams.eval_step_limit, seed, record_envs)
+    summary = summarize_returns(stats)
+    logging.info("Eval at temperature %s: mean return %.2f (clipped %.2f) over %d episodes", temperature,
+                 summary["mean_unclipped"], summary["mean_clipped"], len(stats.returns))
+    return summary, stats.recordings
+
+
 def evaluate_policy(hparams, act, seed, record_envs=0):
     """{config_name: summary} of `act(stacked_observations, temperature) -> actions` on the real env,
     and {config_name: [(frames, rewards)] of the first `record_envs` episodes}."""
@@ -43,14 +53,9 @@ def evaluate_policy(hparams, act, seed, record_envs=0):
     for temperature, max_noops in eval_grid(hparams):
         env_hparams = hparams.copy()
         env_hparams.max_num_noops = max_noops
-        with make_batch_env(env_hparams, hparams.eval_batch_size) as env:
-            stats = run_episodes(FrameStack(env, hparams.frame_stack_size),
-                                 lambda observation: act(observation, temperature),
-                                 hparams.eval_step_limit, seed, record_envs)
         name = config_name(temperature, max_noops)
-        results[name], recordings[name] = summarize_returns(stats), stats.recordings
-        logging.info("Eval %s: mean return %.2f (clipped %.2f) over %d episodes", name,
-                     results[name]["mean_unclipped"], results[name]["mean_clipped"], len(stats.returns))
+        with make_batch_env(env_hparams, hparams.eval_batch_size) as env:
+            results[name], recordings[name] = run_eval_cell(hparams, env, act, temperature, seed, record_envs)
     return results, recordings
 
 
@@ -59,12 +64,8 @@ def evaluate_in_world_model(hparams, act, simulated_env, seed, record_envs=0):
     each temperature over eval_step_limit steps from real starting frames (no no-ops there)."""
     results, recordings = {}, {}
     for temperature in hparams.eval_sampling_temps:
-        stats = run_episodes(FrameStack(simulated_env, hparams.frame_stack_size),
-                             lambda observation: act(observation, temperature),
-                             hparams.eval_step_limit, seed, record_envs)
         name = config_name(float(temperature), 0)
-        results[name], recordings[name] = summarize_returns(stats), stats.recordings
-        logging.info("Simulated eval %s: mean return %.2f", name, results[name]["mean_unclipped"])
+        results[name], recordings[name] = run_eval_cell(hparams, simulated_env, act, temperature, seed, record_envs)
     return results, recordings
 
 

@@ -21,7 +21,7 @@ from absl import flags, logging
 
 from rlkit import cli, gcs
 from rlkit.data_generators import storage
-from rlkit.data_generators.make_env import check_game, make_batch_env
+from rlkit.data_generators.make_env import check_game, frame_shape, make_batch_env
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams import apply_overrides, referenced_hparams
@@ -51,9 +51,9 @@ def write_videos(video_dir, label, recordings, zoom=2):
 def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num_debug_videos, video_dir,
              seed):
     """{label: results} for every policy evaluated (one label for the random agent), plus videos."""
-    action_space = make_batch_env(hparams, 1).action_space
-    observation_shape = (hparams.frame_stack_size, hparams.frame_height, hparams.frame_width,
-                         1 if hparams.grayscale else 3)
+    with make_batch_env(hparams, 1) as env:
+        action_space = env.action_space
+    observation_shape = (hparams.frame_stack_size,) + frame_shape(hparams)
     if mode == "model":
         agents = [("world_model", None)]  # the world model's accuracy does not depend on an agent
     elif agent == "random":

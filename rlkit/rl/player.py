@@ -27,7 +27,7 @@ from absl import flags, logging
 
 from rlkit import cli, gcs
 from rlkit.data_generators import storage
-from rlkit.data_generators.make_env import check_game, make_batch_env
+from rlkit.data_generators.make_env import check_game, frame_shape, make_batch_env
 from rlkit.errors import UserError
 from rlkit.hparams import referenced_hparams
 from rlkit.rl.policy_export import find_policies, load_policy
@@ -100,7 +100,11 @@ class Player:
         self.mode, self.hparams, self.model, self.policy, self.zoom = mode, hparams, model, policy, zoom
         self.context = hparams.frame_stack_size
         self.real_env = make_batch_env(hparams, 1) if mode != "simulated" else None
-        self.action_meanings = (self.real_env or make_batch_env(hparams, 1)).action_meanings
+        if self.real_env is not None:
+            self.action_meanings = self.real_env.action_meanings
+        else:
+            with make_batch_env(hparams, 1) as env:  # only to learn the game's actions
+                self.action_meanings = env.action_meanings
         self.starts = [e for e in (episodes or []) if e.starts_at_reset and len(e) >= self.context]
         if mode == "simulated" and not self.starts:
             raise UserError(f"no stored episode start with {self.context} frames to begin the world model from")
@@ -291,8 +295,7 @@ def main(argv):
         episodes = storage.read_rollouts(gcs.local_input(FLAGS.episodes_data_dir), epochs).episodes
     if FLAGS.policy_dir:
         path = find_policies(gcs.local_input(FLAGS.policy_dir), all_epochs=False)[-1][1]
-        shape = (hparams.frame_stack_size, hparams.frame_height, hparams.frame_width, 1 if hparams.grayscale else 3)
-        policy = load_policy(path, shape)
+        policy = load_policy(path, (hparams.frame_stack_size,) + frame_shape(hparams))
     player = Player(FLAGS.mode, hparams, model, episodes, policy, FLAGS.seed, FLAGS.zoom)
     if FLAGS.dry_run:
         dry_run(player)

@@ -80,7 +80,8 @@ def run_episodes(env, act, max_steps, seed=None, record_envs=0):
         returns += np.where(running, step.raw_reward, 0)
         clipped += np.where(running, step.reward, 0)
         lengths += running
-        rewards.append(step.raw_reward[:record_envs])
+        if record_envs:
+            rewards.append(step.raw_reward[:record_envs])
         finished |= step.done
         if finished.all():
             break

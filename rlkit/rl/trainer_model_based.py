@@ -36,8 +36,8 @@ from rlkit import cli, gcs
 from rlkit.checkpoints import restore_latest
 from rlkit.data_generators import storage
 from rlkit.data_generators.batch_env import FrameStack
-from rlkit.data_generators.experience import collect_experience, random_policy, stored_steps
-from rlkit.data_generators.make_env import check_game, make_batch_env
+from rlkit.data_generators.experience import collect_experience, stored_steps
+from rlkit.data_generators.make_env import check_game, frame_shape, make_batch_env
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams import referenced_hparams
@@ -69,7 +69,7 @@ def world_model_target(hparams, epoch):
 def check_world_model_frames(hparams):
     """The world model must predict frames of the env's shape."""
     world_model = referenced_hparams(hparams, "world_model")
-    env_shape = (hparams.frame_height, hparams.frame_width, 1 if hparams.grayscale else 3)
+    env_shape = frame_shape(hparams)
     model_shape = (world_model.frame_height, world_model.frame_width, world_model.num_channels)
     if env_shape != model_shape:
         raise UserError(f"the env gives {env_shape} frames but the world model expects {model_shape}: "
@@ -190,16 +190,8 @@ def collect_real_with_ppo(hparams, env, data_dir, trainer, seed):
 
 def collect_real(hparams, env, data_dir, data_epoch, policy, seed):
     """Stores one collection's real steps in data/epoch_{data_epoch}, continuing a killed one."""
-    target = steps_per_collection(hparams)
-    done = stored_steps(data_dir, data_epoch)
-    if done >= target:
-        return
-    logging.info("Collecting %d real steps into %s", target - done, storage.epoch_dir(data_dir, data_epoch))
-    writer = storage.RolloutWriter(data_dir, data_epoch, env.num_envs)
-    # A resumed collection starts new episodes with a seed of their own.
-    seed = seed + 100_003 * data_epoch + done
-    collect_experience(env, writer, policy or random_policy(env.action_space, seed), target,
-                       hparams.shard_steps, seed, hparams.frame_stack_size, done)
+    collect_experience(env, data_dir, data_epoch, steps_per_collection(hparams), hparams.shard_steps,
+                       seed + 100_003 * data_epoch, policy, hparams.frame_stack_size)
 
 
 def evaluate_epoch(hparams, trainer, model, heldout_episodes, epoch, seed):

@@ -5,6 +5,7 @@ to a growing step target).
 """
 
 import numpy as np
+import tensorflow as tf
 from absl import logging
 
 from rlkit import cli
@@ -86,8 +87,6 @@ def train_world_model(estimator, data_dir, seed, max_steps, data_epochs=None):
 
 def load_world_model(hparams, model_dir):
     """The world model trained in `model_dir` (its newest checkpoint), ready for `next_frame`."""
-    import tensorflow as tf
-
     estimator = Estimator(hparams.model, hparams, model_dir)
     length = hparams.num_context_frames + hparams.num_target_frames
     example = dict(
