@@ -1,10 +1,18 @@
-"""What every rlkit command shares: its common flags, one-line errors, and the saved run config.
+"""The command scaffold every rlkit command uses: flags, gin, hparams, the run directory, and
+one-line errors.
 
-Entry points define their flags in a `define_flags()` called under `if __name__ == "__main__"`
-(so importing one defines no flags) and pass the values on as arguments; library code never
-reads flags.
+A command defines its flags in a `define_flags()` called under `if __name__ == "__main__"` (so
+importing it defines none), then, in `main`:
+
+    with cli.start_run(FLAGS, check=check_names) as (hparams, output_dir):   # trainers
+        train(hparams, output_dir, FLAGS.seed)
+
+    hparams = cli.load_hparams(FLAGS, run_dirs=[FLAGS.policy_dir])            # evaluator, player
+
+Library code never reads flags: commands pass the values on as arguments.
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -12,27 +20,33 @@ import sys
 import gin
 from absl import app, flags, logging
 
+from rlkit import gcs
+from rlkit.data_generators.make_env import check_game
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
-from rlkit.hparams import HParams, create_hparams
+from rlkit.hparams import HParams, apply_overrides, get_hparams
 
-HPARAMS_FILE = "hparams.json"
+HPARAMS_FILE = "hparams.json"        # the run's hparams, nested and complete
+RUN_FILE = "run.json"                # the set name and overrides it was built from
 GIN_FILE = "operative_config.gin"
 COMMAND_FILE = "command.txt"
+# What a trained policy or world model is tied to: these may not change when a run is read again.
+ENV_SHAPE_KEYS = ("game", "frame_height", "frame_width", "grayscale", "frame_stack_size")
 
 
-def define_hparams_flags(default_set, prefix=""):
-    """--{prefix}hparams_set and --{prefix}hparams."""
-    flags.DEFINE_string(f"{prefix}hparams_set", default_set,
+def define_flags(default_set, output_dir_help=None):
+    """--hparams_set/--hparams (aliases --loop_hparams_set/--loop_hparams, SimPLe's names),
+    --gin_files/--gin_bindings, --seed, and --output_dir when the command writes a run."""
+    flags.DEFINE_string("hparams_set", default_set,
                         "Registered hparams set; `python -m rlkit.hparams --list` shows them.")
-    flags.DEFINE_string(f"{prefix}hparams", "",
-                        "Overrides of the set, e.g. game=pong,eval_sampling_temps=[0.0,0.5]")
-
-
-def define_gin_flags():
-    """--gin_files and --gin_bindings: swap components (networks, env wrappers, optimizers)."""
+    flags.DEFINE_string("hparams", "", "Overrides of the set, e.g. game=pong,ppo.learning_rate=3e-4")
+    flags.DEFINE_alias("loop_hparams_set", "hparams_set")
+    flags.DEFINE_alias("loop_hparams", "hparams")
     flags.DEFINE_multi_string("gin_files", [], "gin files that configure swappable components.")
     flags.DEFINE_multi_string("gin_bindings", [], "gin bindings, e.g. 'make_batch_env.gym_wrappers=[]'.")
+    flags.DEFINE_integer("seed", 0, "Seed of the envs, the networks and the sampling.")
+    if output_dir_help:
+        flags.DEFINE_string("output_dir", None, output_dir_help)
 
 
 def parse_gin(gin_files, gin_bindings):
@@ -47,50 +61,122 @@ def parse_gin(gin_files, gin_bindings):
         raise UserError(f"bad gin config: {message}") from None
 
 
-def load_hparams(set_name, overrides, flag="hparams_set"):
-    if not set_name:
-        raise UserError(f"no hparams set given: pass --{flag} (python -m rlkit.hparams --list)")
-    return create_hparams(set_name, overrides)
+def _read_json(path):
+    with open(path) as f:
+        return json.load(f)
 
 
-def prepare_output_dir(output_dir, hparams):
-    """Creates `output_dir` and saves `hparams` there, or checks them against a run already there.
+def saved_hparams(run_dir):
+    """The hparams a run saved in `run_dir` (local), or None if it saved none."""
+    path = os.path.join(run_dir, HPARAMS_FILE)
+    return HParams.from_dict(_read_json(path)) if os.path.exists(path) else None
 
-    Rerunning a command on its own output dir resumes it; a different configuration is refused
-    so nothing already written is mixed up or overwritten.
-    """
-    if not output_dir:
-        raise UserError("no output dir given: pass --output_dir=DIR")
+
+def _differences(saved, requested):
+    saved, requested = saved.flat_values(), requested.flat_values()
+    changed = sorted(k for k in set(saved) | set(requested) if saved.get(k) != requested.get(k))
+    return ", ".join(f"{k}: {saved.get(k)!r} there, {requested.get(k)!r} now" for k in changed[:3])
+
+
+def run_hparams(output_dir, set_name, set_chosen, overrides):
+    """The hparams of the run in `output_dir`: its saved hparams.json when it has one (a rerun
+    resumes with exactly what the run started with, whatever the registered set says today),
+    else the set `set_name` with `overrides`. Asking a saved run for other values is refused."""
+    saved = saved_hparams(output_dir)
+    if saved is None:
+        if not set_name:
+            raise UserError("no hparams set given: pass --hparams_set (python -m rlkit.hparams --list)")
+        return apply_overrides(get_hparams(set_name), overrides)
+    origin_path = os.path.join(output_dir, RUN_FILE)
+    origin = _read_json(origin_path).get("hparams_set") if os.path.exists(origin_path) else None
+    if set_chosen and origin and origin != set_name:
+        raise UserError(f"output dir {output_dir!r} holds a run of set {origin!r}, not {set_name!r}; rerun with "
+                        f"--hparams_set={origin} to resume it, or choose a new --output_dir")
+    requested = apply_overrides(saved.copy(), overrides)
+    if requested != saved:
+        raise UserError(f"output dir {output_dir!r} holds a run with other hparams ({_differences(saved, requested)}); "
+                        "rerun with the same hparams to resume it, or choose a new --output_dir")
+    logging.info("Resuming the run in %s with its saved %s", output_dir, HPARAMS_FILE)
+    return saved
+
+
+def save_run(output_dir, hparams, set_name, overrides):
+    """Creates `output_dir` and writes hparams.json and run.json (once) and command.txt."""
     try:
         os.makedirs(output_dir, exist_ok=True)
     except OSError as e:
         raise UserError(f"cannot create output dir {output_dir!r}: {e.strerror}") from None
     if not os.access(output_dir, os.W_OK):
         raise UserError(f"output dir {output_dir!r} is not writable; choose another --output_dir")
-    path = os.path.join(output_dir, HPARAMS_FILE)
-    if os.path.exists(path):
-        with open(path) as f:
-            saved = json.load(f)
-        current = hparams.values()
-        if saved != current:
-            changed = sorted(k for k in set(saved) | set(current) if saved.get(k) != current.get(k))
-            details = ", ".join(f"{k}: {saved.get(k)!r} there, {current.get(k)!r} now" for k in changed[:3])
-            raise UserError(f"output dir {output_dir!r} holds a run with other hparams ({details}); "
-                            "rerun with the same hparams to resume it, or choose a new --output_dir")
-        logging.info("Resuming the run in %s", output_dir)
-    else:
-        atomic_write_text(path, hparams.to_json(indent=2) + "\n")
+    if not os.path.exists(os.path.join(output_dir, HPARAMS_FILE)):
+        atomic_write_text(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json(indent=2) + "\n")
+        atomic_write_text(os.path.join(output_dir, RUN_FILE),
+                          json.dumps({"hparams_set": set_name, "hparams": overrides}, indent=2) + "\n")
     atomic_write_text(os.path.join(output_dir, COMMAND_FILE), " ".join(sys.argv) + "\n")
 
 
-def saved_hparams(output_dir):
-    """The resolved hparams a run saved in its output dir."""
-    path = os.path.join(output_dir, HPARAMS_FILE)
-    try:
-        with open(path) as f:
-            return HParams.from_json(f.read())
-    except FileNotFoundError:
-        raise UserError(f"{path!r} does not exist: is {output_dir!r} an rlkit run directory?") from None
+@contextlib.contextmanager
+def start_run(FLAGS, check=None):  # noqa: N803  (absl's FLAGS object, passed in explicitly)
+    """Gin, the run's hparams (new, or saved by the run being resumed), the game and
+    `check(hparams)` checked before anything is written, then the saved run config. Yields
+    (hparams, local output dir); a gs:// output dir is synced with its bucket meanwhile."""
+    parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
+    if not FLAGS.output_dir:
+        raise UserError("no output dir given: pass --output_dir=DIR")
+    with gcs.local_output(FLAGS.output_dir) as output_dir:
+        hparams = run_hparams(output_dir, FLAGS.hparams_set, FLAGS["hparams_set"].present, FLAGS.hparams)
+        if "game" in hparams:
+            check_game(hparams.game)
+        if check is not None:
+            check(hparams)
+        save_run(output_dir, hparams, FLAGS.hparams_set, FLAGS.hparams)
+        yield hparams, output_dir
+
+
+def find_saved_hparams(path):
+    """The hparams saved by the run that `path` (a run dir, or a dir one or two levels inside
+    one, such as RUN/policy/epoch_3; local or gs://) belongs to, or None."""
+    for _ in range(3):
+        if gcs.is_remote(path):
+            text = gcs.read_text(path.rstrip("/") + "/" + HPARAMS_FILE)
+            if text is not None:
+                return HParams.from_json(text)
+        elif os.path.exists(os.path.join(path, HPARAMS_FILE)):
+            return saved_hparams(path)
+        parent = os.path.dirname(path.rstrip("/"))
+        if parent in ("", path.rstrip("/"), "gs:", "gs:/"):
+            break
+        path = parent
+    return None
+
+
+def load_hparams(FLAGS, run_dirs=(), add_defaults=None):  # noqa: N803
+    """Gin and the hparams of a command that reads runs (evaluator, player): the saved hparams
+    of the run that `run_dirs` belong to when there is one, else --hparams_set; then
+    `add_defaults(hparams)` (settings such a command needs that a set may lack), then
+    --hparams. A trained run's game and frame shape cannot be overridden."""
+    parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
+    saved = next((h for h in (find_saved_hparams(d) for d in run_dirs if d) if h is not None), None)
+    if saved is not None:
+        if FLAGS["hparams_set"].present:
+            logging.info("Using the run's own %s rather than the set %r", HPARAMS_FILE, FLAGS.hparams_set)
+        base = saved.copy()
+    elif FLAGS.hparams_set:
+        base = get_hparams(FLAGS.hparams_set)
+    else:
+        raise UserError("no hparams: pass --hparams_set, or point the command at a run dir that has "
+                        f"{HPARAMS_FILE}")
+    if add_defaults is not None:
+        add_defaults(base)
+    hparams = apply_overrides(base, FLAGS.hparams)
+    if saved is not None:
+        for name in ENV_SHAPE_KEYS:
+            if name in saved and saved.get(name) != hparams.get(name):
+                raise UserError(f"the run was trained with {name}={saved.get(name)!r}, not {hparams.get(name)!r}: "
+                                f"its policy and world model only work on that, so drop {name} from --hparams")
+    if "game" in hparams:
+        check_game(hparams.game)
+    return hparams
 
 
 def write_operative_config(output_dir):

@@ -142,6 +142,18 @@ def download(path, local_dir=None, allow_empty=False):
     return local_dir
 
 
+def read_text(path):
+    """The text of the single object gs://bucket/name, or None if there is no such object."""
+    from google.api_core import exceptions
+
+    bucket, name = split(path)
+    with _clear_errors(path):
+        try:
+            return _client().bucket(bucket).blob(name).download_as_text()
+        except exceptions.NotFound:
+            return None  # a missing bucket is reported when the run's files are fetched
+
+
 def local_input(path):
     """A local directory with the contents of `path` (itself when local)."""
     return download(path) if is_remote(path) else path

@@ -18,9 +18,9 @@ import tensorflow as tf
 
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import make_batch_env
-from rlkit.hparams import create_hparams, referenced_hparams
+from rlkit.hparams import create_hparams
+from rlkit.rl.learner import build_learner
 from rlkit.rl.rollout import collect_rollout
-from rlkit.rl.ppo import build_learner
 
 HPARAMS = create_hparams("rlmf_nature", "game=pong,num_envs=8")
 
@@ -33,11 +33,11 @@ def rlkit_ppo(iterations):
     stacked = FrameStack(env, HPARAMS.frame_stack_size)
     observation = stacked.reset(seed=0)
     length = learner.hparams.rollout_length
-    rollout, observation, _ = collect_rollout(stacked, observation, learner.act, length)  # warm-up
+    rollout, observation, _ = collect_rollout(stacked, observation, learner.act_for_rollout, length)  # warm-up
     learner.update(rollout)
     start = time.perf_counter()
     for _ in range(iterations):
-        rollout, observation, _ = collect_rollout(stacked, observation, learner.act, length)
+        rollout, observation, _ = collect_rollout(stacked, observation, learner.act_for_rollout, length)
         learner.update(rollout)
     rate = iterations * length * HPARAMS.num_envs / (time.perf_counter() - start)
     env.close()
@@ -49,8 +49,8 @@ def compute_ceiling(learner, rollout, iterations):
     start = time.perf_counter()
     for _ in range(iterations):
         for t in range(rollout.observations.shape[0]):
-            learner.act(rollout.observations[t])
-        learner.act(rollout.observations[-1])  # the bootstrap value
+            learner.act_for_rollout(rollout.observations[t])
+        learner.act_for_rollout(rollout.observations[-1])  # the bootstrap value
         learner.update(rollout)
     return iterations * rollout.actions.size / (time.perf_counter() - start)
 
@@ -67,7 +67,7 @@ def stable_baselines3_ppo(iterations):
         return None
     gym.register_envs(ale_py)
     env = VecFrameStack(make_atari_env("PongNoFrameskip-v4", n_envs=8, seed=0), n_stack=4)
-    ppo = learner_hparams()
+    ppo = HPARAMS.ppo
     model = PPO("CnnPolicy", env, n_steps=ppo.rollout_length, batch_size=256, n_epochs=ppo.optimization_epochs,
                 learning_rate=ppo.learning_rate, gamma=ppo.gamma, gae_lambda=ppo.gae_lambda,
                 clip_range=ppo.clip_coef, ent_coef=ppo.entropy_coef, vf_coef=ppo.value_coef,
@@ -79,15 +79,11 @@ def stable_baselines3_ppo(iterations):
     return iterations * steps / (time.perf_counter() - start)
 
 
-def learner_hparams():
-    return referenced_hparams(HPARAMS, "ppo")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=3, help="timed PPO iterations per measurement")
     args = parser.parse_args()
-    ppo = learner_hparams()
+    ppo = HPARAMS.ppo
     minibatch = HPARAMS.num_envs * ppo.rollout_length // ppo.num_minibatches
     print(f"Pong, {ppo.policy_network}, {HPARAMS.num_envs} envs, {ppo.rollout_length}-step rollouts, "
           f"{ppo.optimization_epochs} epochs, minibatch {minibatch}, TensorFlow {tf.__version__}, "

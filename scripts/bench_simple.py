@@ -54,8 +54,10 @@ def steps_per_second(env, steps):
 
 def simulated_steps_per_second(set_name, episodes, steps):
     keras.utils.set_random_seed(0)
-    model = get_model(create_hparams(set_name).model)(create_hparams(set_name))
-    env = SimulatedBatchEnv(model, episodes, NUM_ENVS, AtariBatchEnv("pong", 1).action_space)
+    hparams = create_hparams(set_name)
+    action_space = AtariBatchEnv("pong", 1).action_space
+    model = get_model(hparams.model)(hparams, (105, 80, 3), int(action_space.n))
+    env = SimulatedBatchEnv(model, episodes, NUM_ENVS, action_space)
     return steps_per_second(env, steps), sum(int(tf.size(v)) for v in model.trainable_variables)
 
 

@@ -33,9 +33,12 @@ def matmul_flops_per_second(size=2048, repeats=10):
     return repeats * 2 * size ** 3 / (time.perf_counter() - start)
 
 
+PONG_FRAMES, PONG_ACTIONS = (105, 80, 3), 6
+
+
 def fake_batch(hparams, batch_size):
     length = hparams.num_context_frames + hparams.num_target_frames
-    shape = (batch_size, length, hparams.frame_height, hparams.frame_width, hparams.num_channels)
+    shape = (batch_size, length) + PONG_FRAMES
     return dict(frames=tf.cast(tf.random.uniform(shape, 0, 256, tf.int32), tf.uint8),
                 actions=tf.zeros([batch_size, length], tf.int32),
                 rewards=tf.zeros([batch_size, length], tf.int32))
@@ -51,8 +54,8 @@ def bench(set_name, steps):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(set_name)
     batch = fake_batch(hparams, hparams.batch_size)
-    estimator = Estimator(hparams.model, hparams, tempfile.mkdtemp(), save_summary_steps=10 ** 9,
-                          save_checkpoints_steps=10 ** 9)
+    estimator = Estimator(hparams.model, hparams, tempfile.mkdtemp(), model_args=(PONG_FRAMES, PONG_ACTIONS),
+                          save_summary_steps=10 ** 9, save_checkpoints_steps=10 ** 9)
     estimator.train(lambda: tf.data.Dataset.from_tensors(batch).repeat(), max_steps=1)  # build and trace
     flops = count_flops(estimator._train_step.get_concrete_function(batch))
     estimator._train_step(batch)
@@ -65,10 +68,11 @@ def bench(set_name, steps):
     history = fake_batch(hparams, 16)["frames"][:, :hparams.num_context_frames]
     actions = tf.zeros([16], tf.int32)
     state = estimator.model.initial_state(16)
-    estimator.model.next_frame(history, actions, state)[0].numpy()
+    temperature = tf.constant(1.0)
+    estimator.model.next_frame(history, actions, state, temperature)[0].numpy()
     start = time.perf_counter()
     for _ in range(steps):
-        frames, _, state = estimator.model.next_frame(history, actions, state)
+        frames, _, state = estimator.model.next_frame(history, actions, state, temperature)
     frames.numpy()
     frame_seconds = (time.perf_counter() - start) / steps / 16
     return dict(flops=flops, train_seconds=train_seconds, frame_seconds=frame_seconds,

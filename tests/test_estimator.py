@@ -21,7 +21,7 @@ class LinearRegression(keras.Model):
     def call(self, x):
         return self.dense(x)
 
-    def loss_and_metrics(self, features, training):
+    def loss_and_metrics(self, features, step, training=False):
         prediction = tf.cast(self(features["x"]), tf.float32)  # float16 under mixed precision
         mse = tf.reduce_mean(tf.square(prediction - features["y"]))
         return mse, {"mse": mse}
@@ -62,11 +62,11 @@ def test_train_counts_steps_keeps_checkpoints_and_learns(tmp_path):
     assert results["mse"] < 0.5, results
     events = EventAccumulator(str(tmp_path / "train"))
     events.Reload()
-    assert [e.step for e in events.Tensors("loss")] == [10, 20, 30, 40, 50, 60]
-    assert "global_steps_per_second" in events.Tags()["tensors"]
+    assert [e.step for e in events.Tensors("losses/loss")] == [10, 20, 30, 40, 50, 60]
+    assert "charts/steps_per_second" in events.Tags()["tensors"]
     evals = EventAccumulator(str(tmp_path / "eval"))
     evals.Reload()
-    assert [e.step for e in evals.Tensors("mse")] == [60]
+    assert [e.step for e in evals.Tensors("charts/mse")] == [60]
 
 
 def test_training_resumes_at_the_saved_global_step(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import assert_one_line_error, run_module
 from rlkit.data_generators.atari import AtariBatchEnv
-from rlkit.hparams import create_hparams, referenced_hparams
+from rlkit.hparams import create_hparams
 from rlkit.rl.player import Player, action_for, play
 from rlkit.rl.policy_export import find_policies, load_policy
 from rlkit.rl.world_model_training import load_world_model
@@ -27,7 +27,7 @@ def hparams():
 
 @pytest.fixture(scope="module")
 def world_model(rlmb_tiny_run, hparams):
-    return load_world_model(referenced_hparams(hparams, "world_model"), os.path.join(rlmb_tiny_run[0], "world_model"))
+    return load_world_model(hparams.world_model, os.path.join(rlmb_tiny_run[0], "world_model"), (105, 80, 3), 6)
 
 
 @pytest.fixture(autouse=True)
@@ -103,8 +103,7 @@ def test_real_time_mode_and_policy_control(world_model, hparams, rlmb_tiny_run):
 
 def test_dry_run_records_a_decodable_video(rlmb_tiny_run, tmp_path):
     run_dir, _ = rlmb_tiny_run
-    result = run_module(PLAYER, f"--wm_dir={run_dir}/world_model", "--loop_hparams_set=rlmb_tiny", "--zoom=2",
-                        "--dry_run", f"--video_dir={tmp_path}")
+    result = run_module(PLAYER, f"--wm_dir={run_dir}/world_model", "--zoom=2", "--dry_run", f"--video_dir={tmp_path}")
     assert result.returncode == 0, result.stderr[-3000:]
     frames = [frame for frame in imageio.get_reader(str(tmp_path / "player_pong_sim_and_real.mp4"))]
     assert len(frames) == 8

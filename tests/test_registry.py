@@ -4,8 +4,7 @@ import pytest
 
 from conftest import assert_one_line_error
 from rlkit.errors import UserError
-from rlkit.hparams import (HParams, create_hparams, get_hparams, list_hparams, referenced_hparams,
-                           register_hparams, resolve_references)
+from rlkit.hparams import HParams, create_hparams, get_hparams, list_hparams, register_hparams
 
 
 @register_hparams
@@ -27,15 +26,16 @@ def fake_world_model_params():
 
 @register_hparams
 def fake_loop_params():
-    return HParams(game="pong", epochs=15, ppo_params="fake_ppo_params", ppo_learning_rate=1e-4,
-                   world_model_params="fake_world_model_params")
+    hparams = HParams(game="pong", epochs=15, ppo=fake_ppo_params(), world_model=fake_world_model_params())
+    hparams.ppo.learning_rate = 1e-4
+    return hparams
 
 
 def test_registry_lists_and_returns_fresh_copies():
     assert {"fake_ppo_params", "fake_loop_params", "env_atari", "collect_random"} <= set(list_hparams())
-    first = get_hparams("fake_ppo_params")
-    first.gamma = 0.5
-    assert get_hparams("fake_ppo_params").gamma == 0.99
+    first = get_hparams("fake_loop_params")
+    first.ppo.gamma = 0.5
+    assert get_hparams("fake_loop_params").ppo.gamma == 0.99
 
 
 def test_sets_build_on_each_other():
@@ -54,46 +54,51 @@ def test_unknown_set_names_the_closest():
     assert "unknown hparams set 'fake_loop_parms'; did you mean 'fake_loop_params'" in str(error.value)
 
 
-def test_prefixed_keys_override_the_referenced_set():
+def test_nested_sets_hold_their_components_values():
     loop = create_hparams("fake_loop_params")
-    ppo = referenced_hparams(loop, "ppo")
-    assert ppo.learning_rate == 1e-4  # from the loop set's ppo_learning_rate
-    assert ppo.gamma == 0.99          # from the named set
-    assert referenced_hparams(loop, "world_model").hidden_size == 96
-    # Resolution makes every referenced value explicit, so the saved set reproduces the run.
-    assert loop.ppo_gamma == 0.99 and loop.world_model_num_bits == 128
+    assert loop.ppo.learning_rate == 1e-4  # set by the loop set
+    assert loop.ppo.gamma == 0.99         # from the nested set
+    assert loop.world_model.hidden_size == 96
+    assert loop.flat_values()["world_model.num_bits"] == 128
 
 
-def test_overrides_reach_referenced_sets():
-    loop = create_hparams("fake_loop_params",
-                          "ppo_gamma=0.9,world_model_hidden_size=8,ppo_learning_rate=3e-4")
-    assert referenced_hparams(loop, "ppo").gamma == 0.9
-    assert referenced_hparams(loop, "ppo").learning_rate == 3e-4
-    assert referenced_hparams(loop, "world_model").hidden_size == 8
-    swapped = create_hparams("fake_loop_params", "ppo_params=fake_ppo_fast_params")
-    assert referenced_hparams(swapped, "ppo").learning_rate == 1e-4  # the loop's override still wins
+def test_dotted_overrides_reach_nested_sets():
+    loop = create_hparams("fake_loop_params", "ppo.gamma=0.9,world_model.hidden_size=8,ppo.learning_rate=3e-4")
+    assert loop.ppo.gamma == 0.9 and loop.ppo.learning_rate == 3e-4
+    assert loop.world_model.hidden_size == 8
+    # A nested set is swapped for a registered one by name; later overrides change it.
+    swapped = create_hparams("fake_loop_params", "ppo=fake_ppo_fast_params,ppo.gamma=0.5")
+    assert swapped.ppo.learning_rate == 1e-3 and swapped.ppo.gamma == 0.5
 
 
-def test_overrides_of_referenced_sets_are_checked():
-    with pytest.raises(UserError, match="unknown hparam 'ppo_gama'; did you mean 'ppo_gamma'"):
-        create_hparams("fake_loop_params", "ppo_gama=0.9")
+def test_dotted_overrides_are_checked():
+    with pytest.raises(UserError, match="unknown hparam 'ppo.gama'; did you mean 'ppo.gamma'"):
+        create_hparams("fake_loop_params", "ppo.gama=0.9")
+    with pytest.raises(UserError, match="unknown hparam 'wrld_model.hidden_size'; did you mean 'world_model.hidden_size'"):
+        create_hparams("fake_loop_params", "wrld_model.hidden_size=8")
     with pytest.raises(UserError, match="expects an int"):
-        create_hparams("fake_loop_params", "world_model_hidden_size=big")
+        create_hparams("fake_loop_params", "world_model.hidden_size=big")
     with pytest.raises(UserError, match="unknown hparams set 'fake_ppo_param'"):
-        create_hparams("fake_loop_params", "ppo_params=fake_ppo_param")
+        create_hparams("fake_loop_params", "ppo=fake_ppo_param")
+    with pytest.raises(UserError, match="unknown hparam 'game.x'"):
+        create_hparams("fake_loop_params", "game.x=1")
 
 
-def test_stale_prefixed_key_in_a_set_fails_when_resolved():
-    stale = HParams(ppo_params="fake_ppo_params", ppo_learning_rat=1e-4)
-    with pytest.raises(UserError, match="'ppo_learning_rat' overrides 'learning_rat'.*did you mean 'learning_rate'"):
-        resolve_references(stale)
+def test_nested_set_round_trips_through_json():
+    loop = create_hparams("fake_loop_params", "ppo.gamma=0.9")
+    text = loop.to_json(indent=2)
+    assert json.loads(text)["ppo"]["gamma"] == 0.9  # saved nested
+    restored = HParams.from_json(text)
+    assert restored == loop and restored.ppo.gamma == 0.9
+    restored.ppo.gamma = 0.1
+    assert loop.ppo.gamma == 0.9  # no shared nested set
 
 
-def test_resolved_set_round_trips_through_json():
-    loop = create_hparams("fake_loop_params", "ppo_gamma=0.9")
-    restored = HParams.from_json(loop.to_json())
-    assert resolve_references(restored) == loop
-    assert referenced_hparams(restored, "ppo").gamma == 0.9
+@pytest.mark.parametrize("name", list_hparams())
+def test_every_registered_set_builds_and_round_trips(name):
+    hparams = get_hparams(name)
+    assert HParams.from_json(hparams.to_json()) == hparams
+    assert create_hparams(name, "") == hparams
 
 
 def test_hparams_cli_list_and_show(cli):
@@ -113,3 +118,5 @@ def test_hparams_cli_errors(cli):
                           "unknown hparam 'gam'; did you mean 'game'?")
     assert_one_line_error(cli("rlkit.hparams", "--show=env_atari", "--hparams=frame_skip"),
                           "malformed hparams fragment 'frame_skip'")
+    assert_one_line_error(cli("rlkit.hparams", "--show=rlmb_tiny", "--hparams=ppo.lerning_rate=1"),
+                          "did you mean 'ppo.learning_rate'")

@@ -23,7 +23,7 @@ def episodes(tmp_path_factory):
 def world_model(set_name):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(set_name)
-    return get_model(hparams.model)(hparams)
+    return get_model(hparams.model)(hparams, (105, 80, 3), 6)
 
 
 def make_env(model, episodes, num_envs=3):
@@ -90,10 +90,8 @@ def test_policy_starts_from_the_real_window(episodes):
 def test_ppo_collects_inside_the_world_model(episodes):
     env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=2)
     stacked = FrameStack(env, 4)
-    ppo = create_hparams("ppo_original_params")
-    network = get_model(ppo.policy_network)((4, 105, 80, 3), np.uint8, env.action_space, ppo)
-    learner = PPOLearner(network, env.action_space, ppo, seed=0)
-    rollout, _, stats = collect_rollout(stacked, stacked.reset(seed=0), learner.act, 8)
+    learner = PPOLearner(create_hparams("ppo_original_params"), (4, 105, 80, 3), np.uint8, env.action_space, seed=0)
+    rollout, _, stats = collect_rollout(stacked, stacked.reset(seed=0), learner.act_for_rollout, 8)
     assert rollout.observations.shape == (8, 2, 4, 105, 80, 3)
     assert not rollout.dones.any() and not stats.lengths  # one fixed-length rollout, bootstrapped
     assert set(learner.update(rollout)) >= {"policy_loss", "value_loss", "entropy"}

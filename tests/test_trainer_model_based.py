@@ -50,8 +50,8 @@ def test_schedule_follows_simple():
     hparams = create_hparams("rlmb_base_stochastic_discrete")
     assert steps_per_collection(hparams) == 6400  # 15 epochs + the first collection: 102,400 real steps
     assert [world_model_target(hparams, e) for e in (0, 1, 2, 4)] == [45_000, 90_000, 105_000, 165_000]
-    assert hparams.ppo_learning_rate == 1e-4 and hparams.simulated_num_envs == 16
-    assert hparams.ppo_rollout_length == 50 and hparams.eval_sampling_temps == [0.5, 0.0, 1.0]
+    assert hparams.ppo.learning_rate == 1e-4 and hparams.simulated_num_envs == 16
+    assert hparams.ppo.rollout_length == 50 and hparams.eval_sampling_temps == [0.5, 0.0, 1.0]
 
 
 def test_rlmb_tiny_end_to_end(tiny_run):
@@ -66,7 +66,7 @@ def test_rlmb_tiny_end_to_end(tiny_run):
     assert state["evaluations"] == ["epoch_0.json", "epoch_1.json"]
     for name in ("hparams.json", "operative_config.gin", "command.txt"):
         assert os.path.exists(os.path.join(out, name))
-    assert "=== epoch 1/2: PPO inside the world model" in stderr and "ETA" in stderr
+    assert "=== epoch 1/2: ppo inside the world model" in stderr and "ETA" in stderr
 
     with open(os.path.join(out, "eval_metrics", "epoch_1.json")) as f:
         summary = json.load(f)
@@ -79,25 +79,39 @@ def test_rlmb_tiny_end_to_end(tiny_run):
 
     eval_events, eval_tags = tags(os.path.join(out, "eval_metrics"))
     assert {"mean_reward/eval/sampling_temp_0.0_max_noops_8_clipped", "reward_accuracy/at_12",
-            "loop/real_env_steps"} <= eval_tags
-    assert [e.step for e in eval_events.Tensors("reward_accuracy/at_12")] == [0, 1]
+            "loop/epoch", "loop/simulated_env_steps"} <= eval_tags
+    # At real env steps: 200 per collection, the first one included.
+    assert [e.step for e in eval_events.Tensors("reward_accuracy/at_12")] == [400, 600]
     _, world_model_tags = tags(os.path.join(out, "world_model", "train"))
-    assert {"loss", "pixel_loss", "reward_loss", "bit_loss"} <= world_model_tags  # the stochastic model
+    assert {"losses/loss", "losses/pixel_loss", "losses/reward_loss", "losses/bit_loss",
+            "charts/pixel_accuracy"} <= world_model_tags  # the stochastic model
     _, dream_tags = tags(os.path.join(out, "world_model", "dream"))
-    assert "dream_real_difference" in dream_tags
-    policy_events, policy_tags = tags(os.path.join(out, "policy", "train"))
-    assert {"losses/policy_loss", "losses/entropy", "simulated/rollout_reward"} <= policy_tags
+    assert "images/dream_real_difference" in dream_tags
+    policy_events, policy_tags = tags(os.path.join(out, "policy", "simulated"))
+    assert {"losses/policy_loss", "losses/entropy", "charts/rollout_reward", "charts/learning_rate"} <= policy_tags
     assert policy_events.Tensors("losses/policy_loss")[-1].step == 8 * 4 * 10  # iterations x envs x steps
 
 
+def learning_rates(event_dir):
+    events, _ = tags(event_dir)
+    return [float(tf.make_ndarray(e.tensor_proto)) for e in events.Tensors("charts/learning_rate")]
+
+
 def test_first_collection_can_train_ppo_on_the_real_env(tmp_path):
-    hparams = create_hparams("rlmb_tiny", "initial_collection=ppo,epochs=1")
+    hparams = create_hparams("rlmb_tiny", "initial_collection=ppo,epochs=1,ppo.learning_rate_schedule=linear")
     out = str(tmp_path / "run")
     summary = train(hparams, out, seed=0)
     data_dir = os.path.join(out, "data")
     assert sum(storage.shard_num_steps(p) for p in storage.list_shards(data_dir, [0])) == steps_per_collection(hparams)
+    # The linear schedule runs on both paths: 20 iterations of 2 envs x 10 steps on the real env,
+    # 4 in the world model.
+    assert steps_per_collection(hparams) == 400
+    np.testing.assert_allclose(learning_rates(os.path.join(out, "policy", "real")),
+                               [1e-4 * (1 - i / 20) for i in range(20)], rtol=1e-5)
+    np.testing.assert_allclose(learning_rates(os.path.join(out, "policy", "simulated")),
+                               [1e-4 * (1 - i / 4) for i in range(4)], rtol=1e-5)
     reader = tf.train.load_checkpoint(os.path.join(out, "policy", "checkpoints"))
-    rollout_steps = hparams.real_num_envs * hparams.ppo_rollout_length
+    rollout_steps = hparams.real_num_envs * hparams.ppo.rollout_length
     assert reader.get_tensor("real_iterations/.ATTRIBUTES/VARIABLE_VALUE") == steps_per_collection(hparams) // rollout_steps
     assert reader.get_tensor("iteration/.ATTRIBUTES/VARIABLE_VALUE") == hparams.simulated_ppo_iterations
     assert summary["epoch"] == 0 and summary["real_env_steps"] == 2 * steps_per_collection(hparams)
@@ -125,7 +139,7 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
     assert checkpoint_step(os.path.join(out, "world_model")) == 20
     assert not os.path.exists(os.path.join(out, "policy", "epoch_0"))
     # Killed in the first epoch's PPO, after its checkpoint at iteration 2.
-    run_until(out, "3/4 iterations")
+    run_until(out, "iteration 3/4")
     assert checkpoint_step(os.path.join(out, "world_model")) == 40
     assert checkpoint_step(os.path.join(out, "policy", "checkpoints")) == 2
     first_shards = storage.list_shards(os.path.join(out, "data"))
@@ -145,8 +159,10 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
 @pytest.mark.parametrize("args, fragments", [
     (["--loop_hparams_set=rlmb_tiyn"], ["unknown hparams set 'rlmb_tiyn'", "rlmb_tiny"]),
     ([TINY, "--loop_hparams=game=pongg"], ["pongg"]),
-    ([TINY, "--loop_hparams=frame_height=84"], ["world model expects", "world_model_frame_height"]),
+    ([TINY, "--loop_hparams=game=CartPole-v1"], ["gives no image frames"]),
     ([TINY, "--loop_hparams=initial_collection=expert"], ["initial_collection"]),
+    ([TINY, "--hparams=base_algo=a2c"], ["unknown learner (base_algo) 'a2c'"]),
+    (["--hparams_set=rlmb_tiny", "--hparams=world_model.hiden_size=8"], ["did you mean 'world_model.hidden_size'"]),
 ])
 def test_bad_input_gets_one_line_and_writes_nothing(args, fragments, tmp_path):
     out = tmp_path / "run"
@@ -161,3 +177,22 @@ def test_run_dir_with_other_hparams_is_refused(tiny_run):
                           "other hparams", "epochs")
     assert run_state(out) == before
     np.testing.assert_equal(json.load(open(os.path.join(out, "hparams.json")))["epochs"], 2)
+
+
+def test_hparams_flags_and_dotted_overrides_reach_the_components(tmp_path):
+    """--hparams_set/--hparams (and their loop_ aliases) with nested values, saved nested."""
+    from rlkit import cli
+
+    out = str(tmp_path / "run")
+    result = run_module(LOOP, "--hparams_set=rlmb_tiny", "--hparams=ppo.learning_rate=3e-4,epochs=1",
+                        f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    saved = json.load(open(os.path.join(out, "hparams.json")))
+    assert saved["ppo"]["learning_rate"] == 3e-4 and saved["world_model"]["model"].startswith("next_frame")
+    learning_rates_seen = learning_rates(os.path.join(out, "policy", "simulated"))
+    assert learning_rates_seen and all(r == pytest.approx(3e-4) for r in learning_rates_seen)
+    # The loop_ aliases name the same run; a rerun resumes it without repeating anything.
+    assert cli.run_hparams(out, "rlmb_tiny", True, "ppo.learning_rate=3e-4,epochs=1").values() == saved
+    rerun = run_module(LOOP, "--loop_hparams_set=rlmb_tiny", "--loop_hparams=ppo.learning_rate=3e-4,epochs=1",
+                       f"--output_dir={out}")
+    assert rerun.returncode == 0 and "Resuming the run" in rerun.stderr, rerun.stderr[-3000:]

@@ -1,4 +1,5 @@
 import glob
+import json
 import os
 import shutil
 import signal
@@ -6,10 +7,14 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from conftest import assert_one_line_error
+from rlkit import cli as cli_module
+from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
 from rlkit.rl.trainer_model_free import train
 
@@ -34,7 +39,7 @@ def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(cli, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "128/128 steps (100%) | iteration 4/4" in result.stderr
     assert "ETA" in result.stderr and "steps/s" in result.stderr
-    for name in ("hparams.json", "operative_config.gin", "command.txt", "policy/saved_model.pb"):
+    for name in ("hparams.json", "run.json", "operative_config.gin", "command.txt", "policy/saved_model.pb"):
         assert os.path.exists(os.path.join(out, name)), name
     assert "Adam.beta_1 = 0.9" in open(os.path.join(out, "operative_config.gin")).read()
     assert len(glob.glob(os.path.join(out, "checkpoints", "ckpt-*.index"))) == 3  # keep_checkpoints
@@ -42,12 +47,15 @@ def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(cli, tmp_path):
 
     train_events, tags = scalar_tags(os.path.join(out, "train"))
     for tag in ("losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
-                "losses/clip_fraction", "charts/learning_rate", "charts/env_steps_per_second"):
+                "losses/clip_fraction", "charts/learning_rate", "charts/steps_per_second"):
         assert tag in tags, tag
     steps = [event.step for event in train_events.Tensors("losses/policy_loss")]
     assert steps == [32, 64, 96, 128]
-    _, eval_tags = scalar_tags(os.path.join(out, "eval"))
-    assert {"eval/greedy_return", "eval/sampled_return", "eval/greedy_clipped_return"} <= eval_tags
+    eval_events, eval_tags = scalar_tags(os.path.join(out, "eval"))
+    # The same evaluation tags as the SimPLe loop's, at env steps.
+    assert {f"mean_reward/eval/sampling_temp_{t}_max_noops_{n}_{kind}" for t in (0.0, 1.0) for n in (8, 0)
+            for kind in ("clipped", "unclipped")} == eval_tags
+    assert [e.step for e in eval_events.Tensors("mean_reward/eval/sampling_temp_0.0_max_noops_0_clipped")] == [64, 128]
 
 
 def test_exported_policy_acts_without_rlkit(cli, tmp_path):
@@ -62,7 +70,7 @@ frames = np.random.default_rng(0).integers(0, 255, (3, 4, 105, 80, 3)).astype(np
 greedy = policy.act(frames, 0.0)
 again = policy.act(frames, 0.0)
 sampled = policy.act(frames, 1.0)
-assert greedy["action"].shape == (3,) and greedy["value"].shape == (3,)
+assert greedy["action"].shape == (3,) and greedy["value"].shape == (3,) and greedy["log_prob"].shape == (3,)
 assert np.array_equal(greedy["action"], again["action"])
 assert set(sampled["action"].numpy()) <= set(range(6))
 serving = policy.signatures["serving_default"](observation=frames, temperature=tf.constant(0.0))
@@ -113,14 +121,16 @@ def test_bad_input_gets_one_line_and_keeps_what_exists(cli, tmp_path):
     out = str(tmp_path / "run")
     assert_one_line_error(cli(TRAINER, "--hparams_set=rlmf_tny", f"--output_dir={out}"),
                           "unknown hparams set 'rlmf_tny'", "rlmf_tiny")
-    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=ppo_learning_rat=0.1", f"--output_dir={out}"),
-                          "did you mean 'ppo_learning_rate'")
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=ppo.learning_rat=0.1", f"--output_dir={out}"),
+                          "did you mean 'ppo.learning_rate'")
     assert_one_line_error(cli(TRAINER, *TINY, "--hparams=num_envs=[1]", f"--output_dir={out}"),
                           "expects an int")
     assert_one_line_error(cli(TRAINER, *TINY, "--hparams=game=pongg", f"--output_dir={out}"),
                           "unknown game 'pongg'")
-    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=ppo_policy_network=resnet", f"--output_dir={out}"),
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=ppo.policy_network=resnet", f"--output_dir={out}"),
                           "unknown model 'resnet'")
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=base_algo=dqn", f"--output_dir={out}"),
+                          "unknown learner (base_algo) 'dqn'")
     assert_one_line_error(cli(TRAINER, *TINY, "--output_dir=/proc/rlkit/run"), "cannot create output dir")
     assert not os.path.exists(out)  # every mistake above was refused before anything was written
 
@@ -132,7 +142,49 @@ def test_bad_input_gets_one_line_and_keeps_what_exists(cli, tmp_path):
     shutil.copytree(os.path.join(other, "checkpoints"), os.path.join(out, "checkpoints"))
     before = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)}
     assert_one_line_error(cli(TRAINER, *TINY, f"--output_dir={out}"), "cannot restore checkpoint",
-                          "simple_policy_cnn")
+                          "ppo learner")
     after = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)
              if not p.endswith("command.txt")}
     assert after == {p: t for p, t in before.items() if not p.endswith("command.txt")}
+
+
+def test_resume_reads_the_saved_hparams_not_the_registry(cli, tmp_path, monkeypatch):
+    """A run keeps resuming after the registered set it came from changed in code."""
+    from rlkit.hparams import registry
+    from rlkit.rl import trainer_model_free
+
+    out = str(tmp_path / "run")
+    args = [*TINY, "--hparams=num_env_steps=64,ppo.learning_rate=3e-4", f"--output_dir={out}"]
+    assert cli(TRAINER, *args).returncode == 0
+    saved = json.load(open(os.path.join(out, "hparams.json")))
+    assert saved["ppo"]["learning_rate"] == 3e-4  # nested, as the component receives it
+
+    # The set changes in code (a new key, another default): the run still resumes as it was.
+    original = registry._SETS._builders["rlmf_tiny"]
+
+    def changed():
+        hparams = original()
+        hparams.add_hparam("new_knob", 1)
+        hparams.ppo.gamma = 0.5
+        return hparams
+    monkeypatch.setitem(registry._SETS._builders, "rlmf_tiny", changed)
+    assert registry.get_hparams("rlmf_tiny").ppo.gamma == 0.5
+    hparams = cli_module.run_hparams(out, "rlmf_tiny", True, "num_env_steps=64,ppo.learning_rate=3e-4")
+    assert hparams.values() == saved and "new_knob" not in hparams
+    result = trainer_model_free.train(hparams, out, seed=0)  # resumes: nothing left to do
+    assert result["env_steps"] == 64
+    # Asking the saved run for other values is refused, naming the value.
+    with pytest.raises(UserError, match="other hparams.*num_env_steps"):
+        cli_module.run_hparams(out, "rlmf_tiny", True, "num_env_steps=128")
+    with pytest.raises(UserError, match="holds a run of set 'rlmf_tiny', not 'rlmf_cartpole'"):
+        cli_module.run_hparams(out, "rlmf_cartpole", True, "")
+    # A rerun naming no set resumes the run too.
+    assert cli_module.run_hparams(out, "rlmf_base", False, "").values() == saved
+
+
+def test_learning_rate_schedule_is_applied(tmp_path):
+    hparams = create_hparams("rlmf_tiny", "ppo.learning_rate_schedule=linear,ppo.learning_rate=1e-3")
+    train(hparams, str(tmp_path), seed=0)
+    events, _ = scalar_tags(os.path.join(str(tmp_path), "train"))
+    rates = [float(tf.make_ndarray(e.tensor_proto)) for e in events.Tensors("charts/learning_rate")]
+    np.testing.assert_allclose(rates, [1e-3, 7.5e-4, 5e-4, 2.5e-4], rtol=1e-5)

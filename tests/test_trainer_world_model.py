@@ -21,11 +21,12 @@ def test_trains_on_collected_pong_with_dreams_and_resumes(cli, tmp_path, rlmb_ti
 
     train = EventAccumulator(os.path.join(out, "train"))
     train.Reload()
-    assert {"pixel_loss", "reward_loss", "pixel_accuracy", "reward_accuracy", "loss"} <= set(train.Tags()["tensors"])
-    assert [e.step for e in train.Tensors("pixel_loss")] == [10, 20, 30, 40]
+    assert {"losses/pixel_loss", "losses/reward_loss", "charts/pixel_accuracy", "charts/reward_accuracy",
+            "losses/loss", "charts/steps_per_second"} <= set(train.Tags()["tensors"])
+    assert [e.step for e in train.Tensors("losses/pixel_loss")] == [10, 20, 30, 40]
     dreams = EventAccumulator(os.path.join(out, "dream"), size_guidance={"tensors": 0})
     dreams.Reload()
-    events = dreams.Tensors("dream_real_difference")
+    events = dreams.Tensors("images/dream_real_difference")
     assert [e.step for e in events] == [20, 40]
     width, height, png = tf.make_ndarray(events[-1].tensor_proto)
     image = tf.io.decode_png(png).numpy()

@@ -24,7 +24,7 @@ def pong_windows(tmp_path_factory):
 def build(overrides=""):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(TINY, overrides)
-    return get_model(hparams.model)(hparams), hparams
+    return get_model(hparams.model)(hparams, (105, 80, 3), 6), hparams
 
 
 def test_bit_groups_round_trip():
@@ -41,7 +41,7 @@ def test_schedules_rise_linearly_then_hold():
 def test_shapes_losses_and_straight_through_gradients(pong_windows):
     model, hparams = build()
     with tf.GradientTape() as tape:
-        loss, metrics = model.loss_and_metrics(pong_windows, training=True)
+        loss, metrics = model.loss_and_metrics(pong_windows, 0, training=True)
     assert {"pixel_loss", "reward_loss", "bit_loss", "pixel_accuracy", "reward_accuracy"} <= set(metrics)
     assert np.isfinite(float(loss))
     # The sign is straight-through: the pixel loss trains the inference network.
@@ -79,11 +79,11 @@ def test_trains_through_its_schedules(pong_windows, tmp_path):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(TINY)
     batch = lambda: tf.data.Dataset.from_tensors(pong_windows).repeat()  # noqa: E731
-    estimator = Estimator(hparams.model, hparams, str(tmp_path), save_summary_steps=10)
+    estimator = Estimator(hparams.model, hparams, str(tmp_path), model_args=((105, 80, 3), 6), save_summary_steps=10)
     start = estimator.evaluate(batch, steps=1)
     estimator.train(batch, max_steps=30)
     end = estimator.evaluate(batch, steps=1)
     assert end["prior_mix"] == pytest.approx(0.5) and end["scheduled_sampling"] == pytest.approx(0.5)
     assert end["loss"] < start["loss"] and end["bit_loss"] < start["bit_loss"]
-    resumed = Estimator(hparams.model, hparams, str(tmp_path))
-    assert resumed.evaluate(batch, steps=1)["prior_mix"] == pytest.approx(0.5)  # counter restored
+    resumed = Estimator(hparams.model, hparams, str(tmp_path), model_args=((105, 80, 3), 6))
+    assert resumed.evaluate(batch, steps=1)["prior_mix"] == pytest.approx(0.5)  # the global step restored

@@ -9,8 +9,12 @@ from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
 from rlkit.models.estimator import Estimator
 from rlkit.models.next_frame import NextFrameBasicDeterministic, pixel_and_reward_losses
+from rlkit.models.registry import get_model
+from rlkit.models.world_model import LOSS_KEYS, imagine
 
 TINY = "next_frame_basic_deterministic_tiny"
+WORLD_MODELS = [TINY, "next_frame_basic_stochastic_discrete_tiny"]
+PONG = ((105, 80, 3), 6)  # Pong's frame shape and number of actions
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +27,7 @@ def pong_batch(tmp_path_factory):
 
 
 def test_output_shapes_and_dtypes(pong_batch):
-    model = NextFrameBasicDeterministic(create_hparams(TINY))
+    model = NextFrameBasicDeterministic(create_hparams(TINY), *PONG)
     pixel_logits, reward_logits, _ = model(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
     assert pixel_logits.shape == (4, 105, 80, 3, 256) and pixel_logits.dtype == tf.float32
     assert reward_logits.shape == (4, 3)
@@ -31,8 +35,8 @@ def test_output_shapes_and_dtypes(pong_batch):
                                           model.initial_state(4))
     assert frames.shape == (4, 105, 80, 3) and frames.dtype == tf.uint8
     assert rewards.shape == (4,) and set(rewards.numpy()) <= {-1, 0, 1}
-    loss, metrics = model.loss_and_metrics(pong_batch, training=True)
-    assert loss.shape == () and set(metrics) == {"pixel_loss", "reward_loss", "pixel_accuracy", "reward_accuracy"}
+    loss, metrics = model.loss_and_metrics(pong_batch, 0, training=True)
+    assert loss.shape == () and set(metrics) == LOSS_KEYS
 
 
 def test_pixel_loss_cutoff():
@@ -51,7 +55,7 @@ def test_tiny_model_overfits_a_batch_of_real_pong(pong_batch, tmp_path):
     keras.utils.set_random_seed(0)
     batch = lambda: tf.data.Dataset.from_tensors(pong_batch).repeat()  # noqa: E731
     hparams = create_hparams(TINY)
-    estimator = Estimator(hparams.model, hparams, str(tmp_path), save_summary_steps=50)
+    estimator = Estimator(hparams.model, hparams, str(tmp_path), model_args=PONG, save_summary_steps=50)
     estimator.train(batch, max_steps=100)
     results = estimator.evaluate(batch, steps=1)
     assert results["pixel_accuracy"] >= 0.9, results
@@ -63,26 +67,59 @@ def test_tiny_model_overfits_a_batch_of_real_pong(pong_batch, tmp_path):
 def test_restoring_a_checkpoint_of_another_size_fails_clearly(pong_batch, tmp_path):
     batch = lambda: tf.data.Dataset.from_tensors(pong_batch).repeat()  # noqa: E731
     hparams = create_hparams(TINY)
-    Estimator(hparams.model, hparams, str(tmp_path)).train(batch, max_steps=2)
-    bigger = Estimator(hparams.model, create_hparams(TINY, "hidden_size=16"), str(tmp_path))
+    Estimator(hparams.model, hparams, str(tmp_path), model_args=PONG).train(batch, max_steps=2)
+    bigger = Estimator(hparams.model, create_hparams(TINY, "hidden_size=16"), str(tmp_path), model_args=PONG)
     with pytest.raises(UserError, match="cannot restore checkpoint .* into model 'next_frame_basic_deterministic'"):
         bigger.train(batch, max_steps=4)
 
 
-@pytest.mark.parametrize("set_name", [TINY, "next_frame_basic_stochastic_discrete_tiny"])
+@pytest.mark.parametrize("set_name", WORLD_MODELS)
 def test_checkpoint_round_trip_gives_identical_predictions(set_name, pong_batch, tmp_path):
     hparams = create_hparams(set_name, "num_target_frames=1")
     batch = lambda: tf.data.Dataset.from_tensors(pong_batch).repeat()  # noqa: E731
     once = lambda: tf.data.Dataset.from_tensors(pong_batch)  # noqa: E731
-    trained = Estimator(hparams.model, hparams, str(tmp_path))
+    trained = Estimator(hparams.model, hparams, str(tmp_path), model_args=PONG)
     trained.train(batch, max_steps=3)
     if hasattr(trained.model, "rng"):
         trained.model.rng.reset_from_seed(1)
     expected = next(trained.predict(once))
-    restored = Estimator(hparams.model, hparams, str(tmp_path))
+    restored = Estimator(hparams.model, hparams, str(tmp_path), model_args=PONG)
     next(restored.predict(once))  # builds and restores
     if hasattr(restored.model, "rng"):
         restored.model.rng.reset_from_seed(1)
     actual = next(restored.predict(once))
     np.testing.assert_array_equal(expected["frames"], actual["frames"])
     np.testing.assert_array_equal(expected["rewards"], actual["rewards"])
+
+
+@pytest.mark.parametrize("set_name", WORLD_MODELS)
+def test_every_world_model_has_the_same_interface(set_name, pong_batch):
+    """Shapes, the recurrent state threaded through steps, the temperature, and `imagine`."""
+    keras.utils.set_random_seed(0)
+    hparams = create_hparams(set_name, "recurrent_state_size=4,num_target_frames=1")
+    model = get_model(hparams.model)(hparams, (105, 80, 3), 6)
+    assert model.frame_shape == (105, 80, 3) and model.num_actions == 6
+    history, actions = pong_batch["frames"][:, :4], pong_batch["actions"][:, 3]
+    state = model.initial_state(4)
+    assert state.shape == (4, 105, 80, 4)
+    frames, rewards, next_state = model.next_frame(history, actions, state, 0.0)
+    assert frames.shape == (4, 105, 80, 3) and frames.dtype == tf.uint8
+    assert rewards.shape == (4,) and set(rewards.numpy()) <= {-1, 0, 1}
+    assert next_state.shape == state.shape and float(tf.reduce_max(tf.abs(next_state))) > 0
+    # Greedy (temperature 0) predictions repeat.
+    again, _, _ = model.next_frame(history, actions, state, 0.0)
+    np.testing.assert_array_equal(frames, again)
+    loss, metrics = model.loss_and_metrics(pong_batch, 0, training=False)
+    assert loss.shape == () and LOSS_KEYS <= set(metrics)
+
+    # imagine feeds the model its own frames: step by step equals one call over all actions.
+    plan = np.tile(pong_batch["actions"][:, 3:4].numpy(), (1, 3))
+    dreamed, dreamed_rewards, last_window, final_state = imagine(model, history, plan, temperature=0.0)
+    assert dreamed.shape == (4, 3, 105, 80, 3) and dreamed_rewards.shape == (4, 3)
+    np.testing.assert_array_equal(last_window[:, -3:], dreamed)
+    np.testing.assert_array_equal(last_window[:, 0], history[:, -1])
+    window, state = history, None
+    for t in range(3):
+        frame, _, window, state = imagine(model, window, plan[:, t:t + 1], state, temperature=0.0)
+        np.testing.assert_array_equal(frame[:, 0], dreamed[:, t])
+    np.testing.assert_allclose(state, final_state)

@@ -10,17 +10,15 @@ import os
 
 from absl import flags, logging
 
-from rlkit import cli, gcs
+from rlkit import cli
 from rlkit.data_generators.experience import collect_experience, stored_steps
-from rlkit.data_generators.make_env import check_game, make_batch_env
+from rlkit.data_generators.make_env import make_batch_env
+
 
 def define_flags():
     """Flags exist only when the module runs as a command, so importing it defines none."""
-    cli.define_hparams_flags("collect_random")
-    cli.define_gin_flags()
-    flags.DEFINE_string("output_dir", None, "Run directory; the shards go to OUTPUT_DIR/data.")
+    cli.define_flags("collect_random", "Run directory; the shards go to OUTPUT_DIR/data.")
     flags.DEFINE_integer("epoch", 0, "Epoch number the shards are stored under.")
-    flags.DEFINE_integer("seed", 0, "Seed of the envs and of the random policy.")
 
 
 FLAGS = flags.FLAGS
@@ -28,11 +26,7 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
-    cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
-    hparams = cli.load_hparams(FLAGS.hparams_set, FLAGS.hparams)
-    check_game(hparams.game)  # before anything is written, so a typo leaves no run dir behind
-    with gcs.local_output(FLAGS.output_dir) as output_dir:  # gs:// outputs are uploaded as written
-        cli.prepare_output_dir(output_dir, hparams)
+    with cli.start_run(FLAGS) as (hparams, output_dir):
         collect(hparams, output_dir, FLAGS.epoch, FLAGS.seed)
 
 

@@ -16,27 +16,27 @@ def stored_steps(data_dir, epoch):
     return sum(storage.shard_num_steps(path) for path in storage.list_shards(data_dir, [epoch]))
 
 
-def collect_experience(env, data_dir, epoch, num_agent_steps, shard_steps, seed, policy=None,
+def collect_experience(env, data_dir, epoch, num_agent_steps, shard_steps, seed, act=None,
                        frame_stack_size=1):
     """Steps `env` until `num_agent_steps` are stored in `data_dir` for `epoch`, continuing where
     the epoch's last whole shard ended; returns the mean episode return (nan if none ended).
 
-    `policy(stacked_observations) -> actions` (default: uniformly random) sees the last
-    `frame_stack_size` frames of each env; a shard is written every `shard_steps` steps per env
-    and at the end.
+    `act(stacked_observations, temperature) -> actions` (default: uniformly random) sees the
+    last `frame_stack_size` frames of each env and samples at temperature 1; a shard is written
+    every `shard_steps` steps per env and at the end.
     """
     done_steps = stored_steps(data_dir, epoch)
     if done_steps >= num_agent_steps:
         return float("nan")
     writer = storage.RolloutWriter(data_dir, epoch, env.num_envs)
     seed += done_steps  # a resumed collection starts new episodes with a seed of their own
-    policy = policy or random_policy(env.action_space, seed)
+    act = act or random_policy(env.action_space, seed)
     stacked_env = FrameStack(env, frame_stack_size)
     progress = Progress(num_agent_steps, done_steps)
     observation = stacked_env.reset(seed=seed)
     returns = []
     while done_steps < num_agent_steps:
-        actions = policy(observation)
+        actions = act(observation, 1.0)
         next_observation, step = stacked_env.step(actions)
         writer.add(observation[:, -1], actions, step)
         observation = next_observation
@@ -50,6 +50,7 @@ def collect_experience(env, data_dir, epoch, num_agent_steps, shard_steps, seed,
 
 
 def random_policy(action_space, seed):
-    """Uniformly random actions, one per env of a batch of observations."""
+    """`act(observations, temperature) -> actions`: uniformly random actions, one per env of a
+    batch (the baseline policy of collection and evaluation; the temperature is ignored)."""
     rng = np.random.default_rng(seed)
-    return lambda observation: rng.integers(action_space.n, size=len(observation))
+    return lambda observation, temperature=1.0: rng.integers(action_space.n, size=len(observation))

@@ -16,12 +16,19 @@ from rlkit import cli, gcs
 from rlkit.errors import UserError
 from rlkit.data_generators import storage
 
-flags.DEFINE_string("export_png", None, "Write the frames as PNG images under this directory.")
-flags.DEFINE_integer("max_episodes_listed", 20, "List at most this many episodes one per line.")
+MAX_EPISODES_LISTED = 20
+
+
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    flags.DEFINE_string("export_png", None, "Write the frames as PNG images under this directory.")
+    flags.DEFINE_integer("max_episodes_listed", MAX_EPISODES_LISTED, "List at most this many episodes one per line.")
+
+
 FLAGS = flags.FLAGS
 
 
-def summarize(data):
+def summarize(data, max_episodes_listed=MAX_EPISODES_LISTED):
     """The report `inspect` prints, as lines."""
     episodes = data.episodes
     complete = [e for e in episodes if e.complete]
@@ -33,12 +40,12 @@ def summarize(data):
         lengths = [len(e) for e in complete]
         lines.append(f"complete episodes: return mean {np.mean(returns):.2f} min {min(returns):g} "
                      f"max {max(returns):g}; length mean {np.mean(lengths):.1f}")
-    for episode in episodes[:FLAGS.max_episodes_listed]:
+    for episode in episodes[:max_episodes_listed]:
         status = "complete" if episode.complete else "partial"
         lines.append(f"  episode {episode.episode_id}: {len(episode)} frames, "
                      f"return {float(episode.raw_rewards.sum()):g} ({status})")
-    if len(episodes) > FLAGS.max_episodes_listed:
-        lines.append(f"  ... {len(episodes) - FLAGS.max_episodes_listed} more")
+    if len(episodes) > max_episodes_listed:
+        lines.append(f"  ... {len(episodes) - max_episodes_listed} more")
     for name in ("rewards", "raw_rewards"):
         counts = collections.Counter()
         for episode in episodes:
@@ -75,7 +82,7 @@ def main(argv):
     data = storage.read_rollouts(data_dir)
     if not data.shards and not data.skipped:
         raise UserError(f"{data_dir!r} holds no shards (expected {data_dir}/epoch_*/shard_*.npz)")
-    print("\n".join(summarize(data)))
+    print("\n".join(summarize(data, FLAGS.max_episodes_listed)))
     if FLAGS.export_png:
         with gcs.local_output(FLAGS.export_png) as png_dir:
             count = export_png(data, png_dir)
@@ -83,4 +90,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     cli.run(main)

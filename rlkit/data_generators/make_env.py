@@ -43,6 +43,12 @@ def frame_shape(hparams):
     return (hparams.frame_height, hparams.frame_width, 1 if hparams.grayscale else 3)
 
 
+def action_space_of(hparams):
+    """(action space, action meanings) of the game `hparams` name, read off a one-env env."""
+    with make_batch_env(hparams, 1) as env:
+        return env.action_space, env.action_meanings
+
+
 @gin.configurable(allowlist=["gym_wrappers"])
 def make_batch_env(hparams, num_envs, gym_wrappers=()):
     """A BatchEnv of `num_envs` copies of `hparams.game`."""

@@ -1,7 +1,7 @@
 """Environment hparams: the keys every experiment set carries to describe its env.
 
 `env_atari` holds SimPLe's Atari preprocessing; experiment sets start from it and change what
-they need (`hparams = env_atari(); hparams.add_hparam("learning_rate", 2.5e-4)`).
+they need (`hparams = env_atari(); hparams.add_hparam("epochs", 15)`).
 """
 
 from rlkit.hparams.hparam import HParams
@@ -30,16 +30,12 @@ def env_atari():
 def add_eval_hparams(hparams):
     """Adds SimPLe's evaluation settings (those `hparams` lacks): the policy on the real env at
     each sampling temperature, with up to eval_max_num_noops random no-ops at reset and with
-    none, one episode in each of eval_batch_size envs; and the world model's reward accuracy."""
+    none, one episode in each of eval_batch_size envs, at most eval_step_limit agent steps."""
     defaults = dict(
         eval_sampling_temps=[0.5, 0.0, 1.0],
         eval_max_num_noops=8,
         eval_batch_size=32,
-        eval_step_limit=1000,  # agent steps per eval episode
-        # Rollouts of these lengths from held-out real windows, fed the real actions; a rollout
-        # counts as correct if every predicted reward is.
-        reward_accuracy_lengths=[12, 50],
-        reward_accuracy_rollouts=32,
+        eval_step_limit=1000,
     )
     for name, value in defaults.items():
         if name not in hparams:

@@ -1,8 +1,10 @@
-"""`HParams`: a flat, typed set of named hyperparameters.
+"""`HParams`: a typed set of named hyperparameters, which may hold other sets.
 
-Values are int, float, bool, str, or lists of those. Once a name exists its type is fixed:
-`set_hparam` and override strings such as `game=pong,epochs=1,eval_sampling_temps=[0.0,0.5]`
-are checked against the current value, so a typo or a wrong type fails where it is written.
+Values are int, float, bool, str, lists of those, or a nested `HParams` (a loop set holds its
+PPO set as `hparams.ppo`). Once a name exists its type is fixed: `set_hparam` and override
+strings such as `game=pong,ppo.learning_rate=3e-4,eval_sampling_temps=[0.0,0.5]` are checked
+against the current value, so a typo or a wrong type fails where it is written. Dotted names
+reach into nested sets.
 """
 
 import json
@@ -13,7 +15,9 @@ _SCALAR_TYPES = (bool, int, float, str)
 
 
 def _type_name(value):
-    """'a list', 'an int', 'a float', ..."""
+    """'a list', 'an int', 'a float', 'a set of hparams', ..."""
+    if type(value).__name__ == "HParams":
+        return "a set of hparams"
     name = "list" if isinstance(value, list) else type(value).__name__
     return ("an " if name[0] in "aeiou" else "a ") + name
 
@@ -136,7 +140,7 @@ def split_overrides(overrides):
             continue
         name, sep, value = fragment.partition("=")
         name = name.strip()
-        if not sep or not name.isidentifier():
+        if not sep or not all(part.isidentifier() for part in name.split(".")):
             raise UserError(f"malformed hparams fragment {fragment.strip()!r}: expected name=value, "
                             "e.g. --hparams=game=pong,epochs=1")
         pairs.append((name, value))
@@ -144,7 +148,7 @@ def split_overrides(overrides):
 
 
 class HParams:
-    """Named hyperparameters with attribute access, e.g. `hparams.learning_rate`."""
+    """Named hyperparameters with attribute access, e.g. `hparams.learning_rate`, `hparams.ppo.gamma`."""
 
     def __init__(self, **values):
         self._values = {}
@@ -167,7 +171,7 @@ class HParams:
         return name in self._values
 
     def __eq__(self, other):
-        return isinstance(other, HParams) and self._values == other._values
+        return isinstance(other, HParams) and self.values() == other.values()
 
     def __repr__(self):
         return f"HParams({self.to_json()})"
@@ -178,38 +182,85 @@ class HParams:
             raise ValueError(f"hparam {name!r} already exists; use set_hparam to change it")
         if not name.isidentifier() or name.startswith("_"):
             raise ValueError(f"bad hparam name {name!r}")
-        self._values[name] = _validated(name, value)
+        self._values[name] = value.copy() if isinstance(value, HParams) else _validated(name, value)
 
     def set_hparam(self, name, value):
-        """Changes an existing value, keeping its type (an int may set a float)."""
+        """Changes an existing value, keeping its type (an int may set a float; a nested set is
+        replaced by another set)."""
         if name not in self._values:
             raise UserError(f"unknown hparam {name!r}{did_you_mean(name, self._values)}")
-        self._values[name] = coerce_value(name, value, self._values[name])
+        current = self._values[name]
+        if isinstance(current, HParams) != isinstance(value, HParams):
+            raise UserError(f"hparam {name!r} expects {_type_name(current)}, got {value!r}")
+        self._values[name] = value.copy() if isinstance(value, HParams) else coerce_value(name, value, current)
 
     def get(self, name, default=None):
         return self._values.get(name, default)
 
     def values(self):
-        """A copy of all values as a plain dict, in the order they were added."""
-        return {name: list(v) if isinstance(v, list) else v for name, v in self._values.items()}
+        """A copy of all values as plain (nested) dicts, in the order they were added."""
+        return {name: v.values() if isinstance(v, HParams) else list(v) if isinstance(v, list) else v
+                for name, v in self._values.items()}
+
+    def flat_values(self, prefix=""):
+        """{dotted name: value} of every leaf value, nested sets included."""
+        flat = {}
+        for name, value in self._values.items():
+            if isinstance(value, HParams):
+                flat.update(value.flat_values(f"{prefix}{name}."))
+            else:
+                flat[prefix + name] = list(value) if isinstance(value, list) else value
+        return flat
 
     def copy(self):
-        return HParams(**self.values())
+        return HParams(**self._values)  # add_hparam copies nested sets and lists
 
-    def parse(self, overrides):
-        """Applies an override string such as 'game=pong,epochs=1' to existing names."""
-        for name, text in split_overrides(overrides):
-            if name not in self._values:
-                raise UserError(f"unknown hparam {name!r}{did_you_mean(name, self._values)}")
-            self._values[name] = parse_value(name, text, self._values[name])
+    def lookup(self, dotted_name):
+        """(the set holding the value, its own name) for `ppo.learning_rate`; UserError if unknown."""
+        *path, name = dotted_name.split(".")
+        owner = self
+        for part in path:
+            owner = owner.get(part)
+            if not isinstance(owner, HParams):
+                break
+        else:
+            if name in owner:
+                return owner, name
+        raise UserError(f"unknown hparam {dotted_name!r}{did_you_mean(dotted_name, self.all_names())}")
+
+    def all_names(self):
+        """Every name an override may use: leaf values and nested sets, dotted."""
+        names = list(self.flat_values())
+        names += [f"{name}" for name, value in self._values.items() if isinstance(value, HParams)]
+        return names
+
+    def parse(self, overrides, get_set=None):
+        """Applies an override string such as 'game=pong,ppo.gamma=0.9' to existing names.
+
+        A nested set is replaced by `get_set(text)` (the registry's lookup by name) when given.
+        """
+        for name, text in split_overrides(overrides or ""):
+            owner, key = self.lookup(name)
+            current = owner._values[key]
+            if not isinstance(current, HParams):
+                owner._values[key] = parse_value(name, text, current)
+            elif get_set is not None:
+                owner._values[key] = get_set(text.strip())
+            else:
+                raise UserError(f"hparam {name!r} is a set of hparams: override its values ({name}.NAME=...)")
         return self
 
     def to_json(self, indent=None):
-        return json.dumps(self._values, indent=indent, sort_keys=indent is not None)
+        return json.dumps(self.values(), indent=indent, sort_keys=indent is not None)
+
+    @classmethod
+    def from_dict(cls, values):
+        """An HParams from plain (nested) dicts, as `values()` gives them."""
+        return cls(**{name: cls.from_dict(v) if isinstance(v, dict) else v for name, v in values.items()})
 
     @classmethod
     def from_json(cls, text):
         values = json.loads(text)
         if not isinstance(values, dict):
             raise UserError("hparams JSON must be an object of name: value")
-        return cls(**values)
+        return cls.from_dict(values)

@@ -1,4 +1,4 @@
-"""PPO hparam sets: the learner's values, named by loop and model-free sets in `ppo_params`."""
+"""PPO hparam sets: the learner's values, held by loop and model-free sets as `hparams.ppo`."""
 
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams

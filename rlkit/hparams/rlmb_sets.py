@@ -1,12 +1,16 @@
 """Model-based (SimPLe loop) sets for `python -m rlkit.rl.trainer_model_based`.
 
-A loop set is an env (env_atari's keys), a world-model set (`world_model_params`), a PPO set
-(`ppo_params`) and the loop's own schedule. `world_model_train_steps` is the world model's
-training per epoch and `ppo_rollout_length` the simulated rollout length.
+A loop set is an env (env_atari's keys), its world model's set (`hparams.world_model`), its
+learner's set (`hparams.ppo`, named by `base_algo`) and the loop's own schedule. Override nested
+values with dotted names: `--hparams=world_model.hidden_size=64,ppo.learning_rate=3e-4`.
 """
 
 from rlkit.hparams.env_sets import add_eval_hparams, env_atari
+from rlkit.hparams.ppo_sets import ppo_original_params
 from rlkit.hparams.registry import register_hparams
+from rlkit.hparams.world_model_sets import (next_frame_basic_deterministic, next_frame_basic_stochastic_discrete,
+                                            next_frame_basic_stochastic_discrete_long,
+                                            next_frame_basic_stochastic_discrete_tiny)
 
 
 @register_hparams
@@ -21,26 +25,32 @@ def rlmb_base():
     hparams.add_hparam("initial_collection", "random")
     hparams.add_hparam("real_num_envs", 8)
     hparams.add_hparam("shard_steps", 200)  # agent steps per env in one data shard
-    hparams.add_hparam("world_model_params", "next_frame_basic_deterministic")
-    # Each epoch trains the world model to a cumulative step target: train_steps per epoch,
-    # times longer_training_factor in the epochs listed.
+    # Each epoch trains the world model to a cumulative step target: world_model.train_steps per
+    # epoch, times longer_training_factor in the epochs listed.
+    hparams.add_hparam("world_model", next_frame_basic_deterministic())
     hparams.add_hparam("longer_training_epochs", [0, 1, 4, 9, 14])
     hparams.add_hparam("longer_training_factor", 3)
-    hparams.add_hparam("ppo_params", "ppo_original_params")
-    hparams.add_hparam("ppo_learning_rate", 1e-4)
+    hparams.add_hparam("base_algo", "ppo")  # the learner trained inside the world model
+    hparams.add_hparam("ppo", ppo_original_params())
+    hparams.ppo.learning_rate = 1e-4
     hparams.add_hparam("simulated_num_envs", 16)
-    hparams.add_hparam("simulated_ppo_iterations", 1000)  # per epoch, each one rollout of ppo_rollout_length steps
+    hparams.add_hparam("simulated_ppo_iterations", 1000)  # per epoch, each one rollout of ppo.rollout_length steps
     hparams.add_hparam("simulated_temperature", 1.0)      # the stochastic model's latent sampling
     hparams.add_hparam("checkpoint_every_iterations", 100)
     hparams.add_hparam("keep_checkpoints", 3)
-    return add_eval_hparams(hparams)  # evaluated after every epoch
+    add_eval_hparams(hparams)  # evaluated after every epoch
+    # The world model's reward predictions over rollouts of these lengths from held-out real
+    # windows, fed the real actions; a rollout counts as correct if every predicted reward is.
+    hparams.add_hparam("reward_accuracy_lengths", [12, 50])
+    hparams.add_hparam("reward_accuracy_rollouts", 32)
+    return hparams
 
 
 @register_hparams
 def rlmb_base_stochastic_discrete():
     """SimPLe's main configuration: the stochastic discrete world model."""
     hparams = rlmb_base()
-    hparams.world_model_params = "next_frame_basic_stochastic_discrete"
+    hparams.world_model = next_frame_basic_stochastic_discrete()
     return hparams
 
 
@@ -48,8 +58,8 @@ def rlmb_base_stochastic_discrete():
 def rlmb_long_stochastic_discrete():
     """The stochastic discrete model on 16 target frames, trained twice as long per epoch."""
     hparams = rlmb_base_stochastic_discrete()
-    hparams.world_model_params = "next_frame_basic_stochastic_discrete_long"
-    hparams.add_hparam("world_model_train_steps", 30000)
+    hparams.world_model = next_frame_basic_stochastic_discrete_long()
+    hparams.world_model.train_steps = 30000
     return hparams
 
 
@@ -89,10 +99,10 @@ def rlmb_base_stochastic_discrete_sticky():
 def rlmb_tiny():
     """The whole loop on Pong in a few minutes of CPU: for tests and the README demo."""
     hparams = rlmb_base_stochastic_discrete()
-    hparams.world_model_params = "next_frame_basic_stochastic_discrete_tiny"
-    hparams.add_hparam("world_model_train_steps", 20)
-    hparams.add_hparam("world_model_batch_size", 2)
-    hparams.add_hparam("world_model_num_target_frames", 1)
+    hparams.world_model = next_frame_basic_stochastic_discrete_tiny()
+    hparams.world_model.train_steps = 20
+    hparams.world_model.batch_size = 2
+    hparams.world_model.num_target_frames = 1
     hparams.epochs = 2
     hparams.num_real_env_steps = 2 * 2 * 100
     hparams.real_num_envs = 2
@@ -101,7 +111,7 @@ def rlmb_tiny():
     hparams.longer_training_factor = 2
     hparams.simulated_num_envs = 4
     hparams.simulated_ppo_iterations = 4
-    hparams.add_hparam("ppo_rollout_length", 10)
+    hparams.ppo.rollout_length = 10
     hparams.checkpoint_every_iterations = 2
     hparams.eval_sampling_temps = [0.0, 1.0]
     hparams.eval_batch_size = 2

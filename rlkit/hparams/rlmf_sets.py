@@ -1,6 +1,11 @@
-"""Model-free sets for `python -m rlkit.rl.trainer_model_free`: an env, a PPO set, a budget."""
+"""Model-free sets for `python -m rlkit.rl.trainer_model_free`: an env, a learner set, a budget.
 
-from rlkit.hparams.env_sets import env_atari
+`base_algo` names the learner (rlkit.rl.learners); its values are the nested set of that name
+(`hparams.ppo`), overridden with dotted names: `--hparams=ppo.learning_rate=1e-4`.
+"""
+
+from rlkit.hparams.env_sets import add_eval_hparams, env_atari
+from rlkit.hparams.ppo_sets import ppo_atari_nature_params, ppo_cartpole_params, ppo_original_params
 from rlkit.hparams.registry import register_hparams
 
 
@@ -8,14 +13,17 @@ from rlkit.hparams.registry import register_hparams
 def rlmf_original():
     """SimPLe's model-free baseline: PPO with its original values on 105x80 RGB Atari."""
     hparams = env_atari()
-    hparams.add_hparam("ppo_params", "ppo_original_params")
+    hparams.add_hparam("base_algo", "ppo")
+    hparams.add_hparam("ppo", ppo_original_params())
     hparams.add_hparam("num_envs", 16)
     hparams.add_hparam("num_env_steps", 10_000_000)
     hparams.add_hparam("checkpoint_every_iterations", 100)
     hparams.add_hparam("keep_checkpoints", 3)
     hparams.add_hparam("eval_every_iterations", 500)
-    hparams.add_hparam("eval_num_episodes", 8)   # one per eval env, for greedy and for sampled
-    hparams.add_hparam("eval_max_steps", 27000)  # agent steps; 108,000 frames
+    add_eval_hparams(hparams)  # the evaluation grid of the SimPLe loop, so the numbers compare
+    hparams.eval_sampling_temps = [0.0, 1.0]
+    hparams.eval_batch_size = 8
+    hparams.eval_step_limit = 27000  # 108,000 frames: a whole episode
     return hparams
 
 
@@ -24,8 +32,8 @@ def rlmf_base():
     """Long PPO training on Pong with SimPLe's policy network."""
     hparams = rlmf_original()
     hparams.num_env_steps = 20_000_000
-    hparams.ppo_params = "ppo_atari_nature_params"
-    hparams.add_hparam("ppo_policy_network", "simple_policy_cnn")
+    hparams.ppo = ppo_atari_nature_params()
+    hparams.ppo.policy_network = "simple_policy_cnn"
     hparams.num_envs = 8
     return hparams
 
@@ -34,7 +42,7 @@ def rlmf_base():
 def rlmf_nature():
     """PPO on 84x84 grayscale Atari with the Nature CNN."""
     hparams = rlmf_base()
-    hparams.ppo_policy_network = "nature_cnn"
+    hparams.ppo.policy_network = "nature_cnn"
     hparams.frame_height = 84
     hparams.frame_width = 84
     hparams.grayscale = True
@@ -46,12 +54,12 @@ def rlmf_tiny():
     """A few PPO iterations on Pong: for tests and the demo."""
     hparams = rlmf_original()
     hparams.num_envs = 2
+    hparams.ppo.rollout_length = 16
     hparams.num_env_steps = 4 * 2 * 16
-    hparams.add_hparam("ppo_rollout_length", 16)
     hparams.checkpoint_every_iterations = 1
     hparams.eval_every_iterations = 2
-    hparams.eval_num_episodes = 2
-    hparams.eval_max_steps = 20
+    hparams.eval_batch_size = 2
+    hparams.eval_step_limit = 20
     return hparams
 
 
@@ -61,10 +69,11 @@ def rlmf_cartpole():
     hparams = rlmf_original()
     hparams.game = "CartPole-v1"
     hparams.frame_stack_size = 1
-    hparams.ppo_params = "ppo_cartpole_params"
+    hparams.ppo = ppo_cartpole_params()
     hparams.num_envs = 8
     hparams.num_env_steps = 100_000
     hparams.checkpoint_every_iterations = 50
     hparams.eval_every_iterations = 50
-    hparams.eval_max_steps = 500
+    hparams.eval_max_num_noops = 0  # no-ops are an Atari setting
+    hparams.eval_step_limit = 500
     return hparams

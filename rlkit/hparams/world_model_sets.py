@@ -1,4 +1,8 @@
-"""World-model hparam sets (rlkit.models.next_frame), at SimPLe's sizes and tiny ones for tests."""
+"""World-model hparam sets (rlkit.models.next_frame), at SimPLe's sizes and tiny ones for tests.
+
+A world model's frame shape and number of actions are not hparams: they come from the env it
+models (the loop's env settings, or the data a standalone world model trains on).
+"""
 
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
@@ -9,10 +13,6 @@ def next_frame_basic_deterministic():
     """SimPLe's deterministic world model: hidden 64, 6 compress steps, 1 target frame."""
     return HParams(
         model="next_frame_basic_deterministic",
-        frame_height=105,
-        frame_width=80,
-        num_channels=3,
-        num_actions=18,  # ALE's full action set: any game's minimal set indexes into it
         num_context_frames=4,
         num_target_frames=1,
         hidden_size=64,
@@ -20,10 +20,12 @@ def next_frame_basic_deterministic():
         filter_double_steps=2,
         num_hidden_layers=2,
         dropout=0.1,
+        recurrent_state_size=0,  # channels of a conv-GRU memory at full resolution; 0: none
         pixel_loss_cutoff=0.03,
         reward_loss_coef=1.0,
         learning_rate=1e-3,
         batch_size=4,
+        mixed_precision=False,  # float16 compute with float32 variables: for GPUs
         # Training command (python -m rlkit.rl.trainer_world_model):
         train_steps=15000,
         save_checkpoints_steps=1000,
@@ -59,7 +61,7 @@ def next_frame_basic_stochastic_discrete():
     hparams.filter_double_steps = 3
     hparams.num_target_frames = 6
     hparams.learning_rate = 2e-3
-    hparams.add_hparam("recurrent_state_size", 64)  # a conv-GRU state at full resolution
+    hparams.recurrent_state_size = 64
     hparams.add_hparam("bottleneck_bits", 128)
     hparams.add_hparam("bottleneck_noise", 0.2)
     hparams.add_hparam("bit_flip_probability", 0.1)

@@ -1,9 +1,9 @@
 """An Estimator-style training layer on Keras 3, in place of the removed tf.estimator.
 
-A model is a `keras.Model` registered with `@register_model` whose builder takes hparams, and
-which defines
+A model is a `keras.Model` registered with `@register_model` whose builder takes hparams (and
+`model_args`, such as a world model's frame shape and action count), and which defines
 
-    loss_and_metrics(features, training) -> (loss, metrics)  # scalar, dict of scalars
+    loss_and_metrics(features, step, training) -> (loss, metrics)  # scalar, dict of scalars
     infer(features) -> dict of predictions
 
 `Estimator(model_name, hparams, model_dir)` trains it with `train(input_fn, max_steps)`,
@@ -11,6 +11,9 @@ resuming from the newest checkpoint in model_dir and counting a global step; `ev
 returns averaged metrics and writes them to TensorBoard; `predict` yields predictions.
 `input_fn()` returns a `tf.data.Dataset` of feature dicts. Under mixed precision a model
 computes in float16 and casts to float32 for its losses.
+
+TensorBoard tags follow rlkit's vocabulary: `losses/NAME` for metrics named *loss,
+`charts/NAME` for the others and `charts/steps_per_second`.
 """
 
 import itertools
@@ -33,14 +36,14 @@ from rlkit.summaries import write_summaries
 class Estimator:
     """Trains, evaluates and runs one registered model in `model_dir`."""
 
-    def __init__(self, model_name, hparams, model_dir, save_checkpoints_steps=1000,
+    def __init__(self, model_name, hparams, model_dir, model_args=(), save_checkpoints_steps=1000,
                  save_summary_steps=100, keep_checkpoints=5, mixed_precision=False):
         self.model_name = model_name
         self.hparams = hparams
         self.model_dir = model_dir
         self.save_checkpoints_steps = save_checkpoints_steps
         self.save_summary_steps = save_summary_steps
-        self.model = self._build_model(model_name, hparams, mixed_precision)
+        self.model = self._build_model(model_name, hparams, model_args, mixed_precision)
         with gin.config_scope(model_name):
             optimizer = make_optimizer(hparams.learning_rate, default=keras.optimizers.Adam)
         self.optimizer = keras.optimizers.LossScaleOptimizer(optimizer) if mixed_precision else optimizer
@@ -52,14 +55,14 @@ class Estimator:
         self._writers = {}
 
     @staticmethod
-    def _build_model(model_name, hparams, mixed_precision):
+    def _build_model(model_name, hparams, model_args, mixed_precision):
         """The registered model; with mixed precision (for GPUs) its layers compute in float16
         and keep float32 variables. The global dtype policy is left as it was."""
         previous = keras.config.dtype_policy()
         if mixed_precision:
             keras.config.set_dtype_policy("mixed_float16")
         try:
-            return get_model(model_name)(hparams)
+            return get_model(model_name)(hparams, *model_args)
         finally:
             keras.config.set_dtype_policy(previous)
 
@@ -72,7 +75,7 @@ class Estimator:
         """Creates the variables from one batch, then loads the newest checkpoint if there is one."""
         if self._restored:
             return True
-        self.model.loss_and_metrics(features, training=False)
+        self.model.loss_and_metrics(features, self.global_step, training=False)
         self.optimizer.build(self.model.trainable_variables)
         self._restored = True
         if restore_latest(self._checkpoint, self._manager, f"model {self.model_name!r}"):
@@ -89,7 +92,7 @@ class Estimator:
     @tf.function(reduce_retracing=True)
     def _train_step(self, features):
         with tf.GradientTape() as tape:
-            loss, metrics = self.model.loss_and_metrics(features, training=True)
+            loss, metrics = self.model.loss_and_metrics(features, self.global_step, training=True)
             scaled_loss = self.optimizer.scale_loss(loss)
         variables = self.model.trainable_variables
         gradients = tape.gradient(scaled_loss, variables)
@@ -99,7 +102,7 @@ class Estimator:
 
     @tf.function(reduce_retracing=True)
     def _eval_step(self, features):
-        loss, metrics = self.model.loss_and_metrics(features, training=False)
+        loss, metrics = self.model.loss_and_metrics(features, self.global_step, training=False)
         return dict(metrics, loss=loss)
 
     def train(self, input_fn, max_steps, after_checkpoint=None):
@@ -120,7 +123,7 @@ class Estimator:
             step = int(self.global_step)
             if step % self.save_summary_steps == 0 or step == max_steps:
                 means = {name: float(np.mean([m[name] for m in window])) for name in window[0]}
-                means["global_steps_per_second"] = len(window) / (time.monotonic() - start)
+                means["steps_per_second"] = len(window) / (time.monotonic() - start)
                 self.write_summaries("train", step, means)
                 logging.info(progress.line(step, loss=means["loss"]))
                 window, start = [], time.monotonic()
@@ -148,5 +151,8 @@ class Estimator:
             yield {name: value.numpy() for name, value in self.model.infer(features).items()}
 
     def write_summaries(self, name, step, scalars, images=None):
-        """Scalars (and optional uint8 image batches) under model_dir/name at `step`."""
+        """Scalars (tagged losses/ or charts/) and optional uint8 image batches (tagged images/)
+        under model_dir/name at `step`."""
+        scalars = {f"losses/{k}" if k.endswith("loss") else f"charts/{k}": v for k, v in scalars.items()}
+        images = {f"images/{k}": v for k, v in (images or {}).items()}
         write_summaries(self._writer(name), step, scalars, images)

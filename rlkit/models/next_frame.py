@@ -15,6 +15,10 @@ the next frame as a 256-way softmax per pixel and channel, and the reward as 3 c
 
 Features are windows from `storage.window_dataset`: frames [B, L, H, W, C] uint8, actions
 [B, L], rewards [B, L] in -1..1; frame i+1 follows action i, which earned reward i.
+
+Every world model has the interface of `rlkit.models.world_model`: built from its hparams, the
+env's frame shape and its number of actions; `initial_state`, `next_frame` and
+`loss_and_metrics(features, step, training)`.
 """
 
 import keras
@@ -22,6 +26,7 @@ import tensorflow as tf
 from keras import layers
 
 from rlkit.models.registry import register_model
+from rlkit.models.world_model import LOSS_KEYS, most_likely, predict_after_context
 
 NUM_REWARD_CLASSES = 3  # rewards -1, 0, +1, shifted to classes 0, 1, 2
 NUM_PIXEL_VALUES = 256
@@ -75,21 +80,6 @@ class ConvGRU(layers.Layer):
         return tf.cast((1.0 - update) * state + update * candidate, tf.float32)
 
 
-def most_likely(pixel_logits, reward_logits):
-    """The likeliest frames [B, H, W, C] uint8 and rewards [B] in {-1, 0, 1}."""
-    frames = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
-    return frames, tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
-
-
-def predict_after_context(model, features):
-    """A world model's predicted frame and reward after each window's context, from a fresh state."""
-    context = model.hparams.num_context_frames
-    history = features["frames"][:, :context]
-    frames, rewards, _ = model.next_frame(history, features["actions"][:, context - 1],
-                                          model.initial_state(tf.shape(history)[0]))
-    return {"frames": frames, "rewards": rewards}
-
-
 def stack_frames(frames, dtype):
     """[B, k, H, W, C] uint8 -> [B, H, W, k*C] in [0, 1]: frames stacked along channels."""
     frames = tf.cast(frames, dtype) / 255.0
@@ -101,9 +91,11 @@ def stack_frames(frames, dtype):
 class NextFrameBasicDeterministic(keras.Model):
     """The deterministic next-frame and reward predictor."""
 
-    def __init__(self, hparams, **kwargs):
+    def __init__(self, hparams, frame_shape, num_actions, latent_bits=0, **kwargs):
         super().__init__(**kwargs)
         self.hparams = hparams
+        self.frame_shape = tuple(frame_shape)  # (H, W, C) of the env's frames
+        self.num_actions = num_actions
         self.embed = layers.Dense(hparams.hidden_size)
         self.encoder, channels = [], [hparams.hidden_size]
         filters = hparams.hidden_size
@@ -123,18 +115,18 @@ class NextFrameBasicDeterministic(keras.Model):
                                  layers.Conv2DTranspose(channels[step], 4, strides=2, padding="same",
                                                         activation="relu"),
                                  layers.LayerNormalization()))
-        self.pixel_head = layers.Dense(hparams.num_channels * NUM_PIXEL_VALUES)
-        # The stochastic model adds its latent bits at the bottleneck through this projection.
-        self.latent_projection = layers.Dense(filters) if hparams.get("bottleneck_bits", 0) else None
-        self.state_size = hparams.get("recurrent_state_size", 0)
+        self.pixel_head = layers.Dense(self.frame_shape[-1] * NUM_PIXEL_VALUES)
+        # The stochastic model adds its `latent_bits` at the bottleneck through this projection.
+        self.latent_projection = layers.Dense(filters) if latent_bits else None
+        self.state_size = hparams.recurrent_state_size
         if self.state_size:
             self.recurrent = ConvGRU(self.state_size)
             self.state_projection = layers.Dense(hparams.hidden_size)
 
     def initial_state(self, batch_size):
         """The recurrent state before the first predicted frame: [B, H, W, recurrent_state_size] zeros."""
-        hparams = self.hparams
-        return tf.zeros([batch_size, hparams.frame_height, hparams.frame_width, self.state_size])
+        height, width, _ = self.frame_shape
+        return tf.zeros([batch_size, height, width, self.state_size])
 
     def call(self, context_frames, actions, state=None, latent=None, training=False):
         """context_frames [B, k, H, W, C] uint8, actions [B], the recurrent state (None: the
@@ -145,7 +137,7 @@ class NextFrameBasicDeterministic(keras.Model):
         batch, height, width = tf.shape(x)[0], tf.shape(x)[1], tf.shape(x)[2]
         if state is None:
             state = self.initial_state(batch)
-        action = tf.one_hot(actions, hparams.num_actions, dtype=self.compute_dtype)
+        action = tf.one_hot(actions, self.num_actions, dtype=self.compute_dtype)
         x = self.embed(x)
         if self.state_size:  # a full-resolution memory of what the 4 context frames cannot show
             state = self.recurrent(x, state)
@@ -164,11 +156,12 @@ class NextFrameBasicDeterministic(keras.Model):
             skip = skips.pop()
             x = deconv(inject(x, action))[:, :tf.shape(skip)[1], :tf.shape(skip)[2], :]
             x = norm(x + skip)
-        logits = tf.reshape(self.pixel_head(x), (batch, height, width, hparams.num_channels, NUM_PIXEL_VALUES))
+        logits = tf.reshape(self.pixel_head(x), (batch, height, width, self.frame_shape[-1], NUM_PIXEL_VALUES))
         return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), state
 
-    def loss_and_metrics(self, features, training):
-        """Teacher-forced losses over the window's target frames."""
+    def loss_and_metrics(self, features, step, training=False):
+        """Teacher-forced losses over the window's target frames (`step`, the training step, is
+        unused: this model has no schedules)."""
         hparams = self.hparams
         frames, actions, rewards = features["frames"], features["actions"], features["rewards"]
         context = hparams.num_context_frames
@@ -181,13 +174,15 @@ class NextFrameBasicDeterministic(keras.Model):
                                                      rewards[:, target - 1], hparams.pixel_loss_cutoff))
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
         loss = metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
+        assert set(metrics) == LOSS_KEYS, set(metrics)
         return loss, metrics
 
     @tf.function(reduce_retracing=True)
-    def next_frame(self, history, actions, state):
-        """The simulated env's step: history [B, k, H, W, C] uint8, actions [B] and the recurrent
-        state (start from `initial_state`) -> the most likely next frames [B, H, W, C] uint8,
-        rewards [B] in {-1, 0, 1} and the next state."""
+    def next_frame(self, history, actions, state, temperature=1.0):
+        """One step: history [B, k, H, W, C] uint8, actions [B] and the recurrent state (start
+        from `initial_state`) -> the most likely next frames [B, H, W, C] uint8, rewards [B] in
+        {-1, 0, 1} and the next state. A deterministic model ignores the temperature."""
+        del temperature
         pixel_logits, reward_logits, state = self(history, actions, state, training=False)
         return most_likely(pixel_logits, reward_logits) + (state,)
 
@@ -196,5 +191,5 @@ class NextFrameBasicDeterministic(keras.Model):
 
 
 @register_model
-def next_frame_basic_deterministic(hparams):
-    return NextFrameBasicDeterministic(hparams)
+def next_frame_basic_deterministic(hparams, frame_shape, num_actions):
+    return NextFrameBasicDeterministic(hparams, frame_shape, num_actions)

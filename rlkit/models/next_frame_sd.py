@@ -19,9 +19,9 @@ import numpy as np
 import tensorflow as tf
 from keras import layers
 
-from rlkit.models.next_frame import (NextFrameBasicDeterministic, most_likely, pixel_and_reward_losses,
-                                     predict_after_context, stack_frames)
+from rlkit.models.next_frame import NextFrameBasicDeterministic, pixel_and_reward_losses, stack_frames
 from rlkit.models.registry import register_model
+from rlkit.models.world_model import LOSS_KEYS, append_frame, most_likely, predict_after_context
 
 BITS_PER_GROUP = 8  # the prior predicts the bits a byte at a time
 
@@ -53,10 +53,13 @@ def linear_schedule(step, steps_to_max, maximum):
 
 
 class NextFrameStochasticDiscrete(keras.Model):
-    def __init__(self, hparams, seed, **kwargs):
+    def __init__(self, hparams, frame_shape, num_actions, seed, **kwargs):
         super().__init__(**kwargs)
         self.hparams = hparams
-        self.frame_model = NextFrameBasicDeterministic(hparams)
+        self.frame_shape = tuple(frame_shape)
+        self.num_actions = num_actions
+        self.frame_model = NextFrameBasicDeterministic(hparams, frame_shape, num_actions,
+                                                       latent_bits=hparams.bottleneck_bits)
         bits = hparams.bottleneck_bits
         self.num_groups = bits // BITS_PER_GROUP
         self.posterior_tower = conv_tower(hparams.latent_hidden_size, hparams.latent_compress_steps, "posterior")
@@ -66,7 +69,6 @@ class NextFrameStochasticDiscrete(keras.Model):
         self.prior_group_embedding = layers.Embedding(2 ** BITS_PER_GROUP + 1, hparams.latent_hidden_size)
         self.prior_cell = layers.LSTMCell(hparams.latent_hidden_size)
         self.prior_logits = layers.Dense(2 ** BITS_PER_GROUP)
-        self.training_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="training_steps")
         self.rng = tf.random.Generator.from_seed(seed)
 
     def posterior(self, context_frames, target_frame, training):
@@ -115,11 +117,11 @@ class NextFrameStochasticDiscrete(keras.Model):
             groups.append(previous)
         return groups_to_bits(tf.stack(groups, axis=1))
 
-    def loss_and_metrics(self, features, training):
+    def loss_and_metrics(self, features, step, training=False):
+        """Losses over the window's target frames; the schedules are at training step `step`."""
         hparams = self.hparams
         frames, actions, rewards = features["frames"], features["actions"], features["rewards"]
         context, batch = hparams.num_context_frames, tf.shape(frames)[0]
-        step = self.training_steps
         prior_mix = linear_schedule(step, hparams.latent_prior_schedule_steps, hparams.latent_prior_max_mix)
         sampling = linear_schedule(step, hparams.scheduled_sampling_steps, hparams.scheduled_sampling_max)
         history, state = frames[:, :context], None
@@ -139,15 +141,14 @@ class NextFrameStochasticDiscrete(keras.Model):
             predicted = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
             own = self.rng.uniform([batch, 1, 1, 1]) < sampling if training else tf.zeros([batch, 1, 1, 1], bool)
             next_frame = tf.where(own, predicted, frames[:, target])
-            history = tf.concat([history[:, 1:], next_frame[:, None]], axis=1)
-        if training:
-            self.training_steps.assign_add(1)
+            history = append_frame(history, next_frame)
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
         metrics["bit_loss"] = tf.add_n(bit_losses) / len(bit_losses)
         metrics["prior_mix"] = prior_mix
         metrics["scheduled_sampling"] = sampling
         loss = (metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
                 + hparams.bit_loss_coef * metrics["bit_loss"])
+        assert set(metrics) == LOSS_KEYS | {"bit_loss", "prior_mix", "scheduled_sampling"}, set(metrics)
         return loss, metrics
 
     def initial_state(self, batch_size):
@@ -168,6 +169,6 @@ class NextFrameStochasticDiscrete(keras.Model):
 
 
 @register_model
-def next_frame_basic_stochastic_discrete(hparams):
+def next_frame_basic_stochastic_discrete(hparams, frame_shape, num_actions):
     # The sampling seed comes from numpy, which keras.utils.set_random_seed seeds with the run's seed.
-    return NextFrameStochasticDiscrete(hparams, seed=int(np.random.randint(2**31 - 1)))
+    return NextFrameStochasticDiscrete(hparams, frame_shape, num_actions, seed=int(np.random.randint(2**31 - 1)))

@@ -10,7 +10,7 @@ import keras
 
 # Registered with gin so a run's operative_config.gin records the optimizer and its settings.
 Adam = gin.external_configurable(keras.optimizers.Adam, module="keras.optimizers")
-Adafactor = gin.external_configurable(keras.optimizers.Adafactor, module="keras.optimizers")
+gin.external_configurable(keras.optimizers.Adafactor, module="keras.optimizers")
 gin.external_configurable(keras.optimizers.AdamW, module="keras.optimizers")
 gin.external_configurable(keras.optimizers.RMSprop, module="keras.optimizers")
 gin.external_configurable(keras.optimizers.SGD, module="keras.optimizers")

@@ -5,5 +5,4 @@ from rlkit.registry import Registry
 _MODELS = Registry("model")
 
 register_model = _MODELS.register
-list_models = _MODELS.names
 get_model = _MODELS.get

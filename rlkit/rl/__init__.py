@@ -1,1 +1,6 @@
-"""Learners, rollout loops and the trainer commands."""
+"""Learners, rollout loops and the trainer commands.
+
+Importing this package registers every learner rlkit ships.
+"""
+
+from rlkit.rl import ppo  # noqa: F401  (registers the learner)

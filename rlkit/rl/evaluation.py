@@ -11,8 +11,8 @@ from absl import logging
 
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import make_batch_env
+from rlkit.models.world_model import imagine
 from rlkit.rl.rollout import run_episodes
-from rlkit.rl.simulated_env import sampling_arguments
 
 
 def eval_grid(hparams):
@@ -36,13 +36,13 @@ def summarize_returns(stats):
     return summary
 
 
-def run_eval_cell(hparams, env, act, temperature, seed, record_envs):
+def run_eval_cell(hparams, env, act, name, temperature, seed, record_envs):
     """One episode per env of `env` at `temperature`: (summary, recordings of the first envs)."""
     stats = run_episodes(FrameStack(env, hparams.frame_stack_size), lambda observation: act(observation, temperature),
                          hparams.eval_step_limit, seed, record_envs)
     summary = summarize_returns(stats)
-    logging.info("Eval at temperature %s: mean return %.2f (clipped %.2f) over %d episodes", temperature,
-                 summary["mean_unclipped"], summary["mean_clipped"], len(stats.returns))
+    logging.info("Eval %s: mean return %.2f (clipped %.2f) over %d episodes", name, summary["mean_unclipped"],
+                 summary["mean_clipped"], len(stats.returns))
     return summary, stats.recordings
 
 
@@ -55,7 +55,7 @@ def evaluate_policy(hparams, act, seed, record_envs=0):
         env_hparams.max_num_noops = max_noops
         name = config_name(temperature, max_noops)
         with make_batch_env(env_hparams, hparams.eval_batch_size) as env:
-            results[name], recordings[name] = run_eval_cell(hparams, env, act, temperature, seed, record_envs)
+            results[name], recordings[name] = run_eval_cell(hparams, env, act, name, temperature, seed, record_envs)
     return results, recordings
 
 
@@ -65,7 +65,8 @@ def evaluate_in_world_model(hparams, act, simulated_env, seed, record_envs=0):
     results, recordings = {}, {}
     for temperature in hparams.eval_sampling_temps:
         name = config_name(float(temperature), 0)
-        results[name], recordings[name] = run_eval_cell(hparams, simulated_env, act, temperature, seed, record_envs)
+        results[name], recordings[name] = run_eval_cell(hparams, simulated_env, act, name, temperature, seed,
+                                                        record_envs)
     return results, recordings
 
 
@@ -98,12 +99,6 @@ def reward_accuracy(model, episodes, lengths, num_rollouts, temperature, seed):
     # is frames[start + context], after actions[start + context - 1].
     actions = np.stack([e.actions[s + context - 1:s + context - 1 + horizon] for e, s in windows])
     real_rewards = np.stack([e.rewards[s + context - 1:s + context - 1 + horizon] for e, s in windows])
-    state = model.initial_state(num_rollouts)
-    predicted = []
-    for t in range(horizon):
-        frames, rewards, state = model.next_frame(history, actions[:, t], state,
-                                                  **sampling_arguments(model, temperature))
-        history = np.concatenate([history[:, 1:], frames.numpy()[:, None]], axis=1)
-        predicted.append(rewards.numpy())
-    correct = np.stack(predicted, axis=1) == real_rewards
+    _, predicted, _, _ = imagine(model, history, actions, temperature=temperature)
+    correct = predicted == real_rewards
     return {f"reward_accuracy/at_{n}": float(np.mean(correct[:, :n].all(axis=1))) for n in lengths}

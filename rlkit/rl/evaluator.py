@@ -1,9 +1,11 @@
 """Evaluates a policy (or a random agent) on the real env or inside a world model, or a world
 model's reward predictions, from local or gs:// paths.
 
-    python -m rlkit.rl.evaluator --loop_hparams_set=rlmb_base_stochastic_discrete \
-        --loop_hparams=game=pong --policy_dir=gs://BUCKET/RUN/policy --eval_metrics_dir=DIR \
-        --debug_video_path=DIR --num_debug_videos=4
+    python -m rlkit.rl.evaluator --policy_dir=gs://BUCKET/RUN/policy --eval_metrics_dir=DIR \
+        --debug_video_path=DIR --num_debug_videos=4 [--hparams=eval_batch_size=4]
+
+The run's own hparams.json (found next to --policy_dir or --wm_dir) says what it was trained
+on; --hparams_set names a registered set instead for a run that has none.
 
 Modes: `agent_real` (the real env, over eval_sampling_temps x {eval_max_num_noops, 0}),
 `agent_simulated` (inside the world model in --wm_dir, starting from real frames in
@@ -21,13 +23,13 @@ from absl import flags, logging
 
 from rlkit import cli, gcs
 from rlkit.data_generators import storage
-from rlkit.data_generators.make_env import check_game, frame_shape, make_batch_env
+from rlkit.data_generators.experience import random_policy
+from rlkit.data_generators.make_env import action_space_of, frame_shape
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
-from rlkit.hparams import apply_overrides, referenced_hparams
 from rlkit.hparams.env_sets import add_eval_hparams
 from rlkit.rl import evaluation
-from rlkit.rl.policy_export import find_policies, load_policy, random_agent
+from rlkit.rl.policy_export import find_policies, load_policy
 from rlkit.rl.simulated_env import SimulatedBatchEnv
 from rlkit.rl.world_model_training import load_world_model
 from rlkit.summaries import write_summaries
@@ -51,18 +53,17 @@ def write_videos(video_dir, label, recordings, zoom=2):
 def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num_debug_videos, video_dir,
              seed):
     """{label: results} for every policy evaluated (one label for the random agent), plus videos."""
-    with make_batch_env(hparams, 1) as env:
-        action_space = env.action_space
+    action_space, _ = action_space_of(hparams)
     observation_shape = (hparams.frame_stack_size,) + frame_shape(hparams)
     if mode == "model":
         agents = [("world_model", None)]  # the world model's accuracy does not depend on an agent
     elif agent == "random":
-        agents = [("random", random_agent(action_space, seed))]
+        agents = [("random", random_policy(action_space, seed))]
     else:
         agents = [(label, load_policy(path, observation_shape)) for label, path in find_policies(policy_dir, all_epochs)]
     model = episodes = None
     if mode in ("agent_simulated", "model"):
-        model = load_world_model(referenced_hparams(hparams, "world_model"), wm_dir)
+        model = load_world_model(hparams.world_model, wm_dir, frame_shape(hparams), int(action_space.n))
         episodes = storage.read_rollouts(data_dir).episodes
         if not episodes:
             raise UserError(f"no readable episodes in --data_dir={data_dir!r}")
@@ -87,9 +88,7 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
 
 def define_flags():
     """Flags exist only when the module runs as a command, so importing it defines none."""
-    cli.define_hparams_flags(None, prefix="loop_")
-    cli.define_hparams_flags(None)
-    cli.define_gin_flags()
+    cli.define_flags(None)
     flags.DEFINE_enum("mode", "agent_real", MODES, "What to evaluate.")
     flags.DEFINE_enum("agent", "policy", AGENTS, "The trained policy (--policy_dir) or a random baseline.")
     flags.DEFINE_string("policy_dir", None, "policy/ of a run (local or gs://).")
@@ -100,41 +99,26 @@ def define_flags():
     flags.DEFINE_string("debug_video_path", None, "Where MP4s of evaluated episodes go.")
     flags.DEFINE_integer("num_debug_videos", 0, "Episodes recorded per configuration.")
     flags.DEFINE_integer("eval_step_limit", None, "Agent steps per episode (default: the hparams').")
-    flags.DEFINE_integer("seed", 0, "Seed of the envs and the sampling.")
 
 
 FLAGS = flags.FLAGS
 
 
-def load_run_hparams():
-    """The run's hparams with SimPLe's eval settings added where the set has none (model-free
-    sets), so overrides such as eval_batch_size=4 work for every run."""
-    if FLAGS.loop_hparams_set and FLAGS.hparams_set:
-        raise UserError("pass --loop_hparams_set (a loop run) or --hparams_set (a model-free run), not both")
-    if FLAGS.loop_hparams_set:
-        set_name, overrides = FLAGS.loop_hparams_set, FLAGS.loop_hparams
-    else:
-        set_name, overrides = FLAGS.hparams_set, FLAGS.hparams
-    hparams = add_eval_hparams(cli.load_hparams(set_name, "", flag="loop_hparams_set or --hparams_set"))
-    apply_overrides(hparams, overrides)
-    if FLAGS.eval_step_limit is not None:
-        hparams.eval_step_limit = FLAGS.eval_step_limit
-    return hparams
-
-
 def main(argv):
     del argv
-    cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
-    hparams = load_run_hparams()
-    check_game(hparams.game)
+    # Sets without evaluation settings (and runs saved before they had them) get SimPLe's.
+    hparams = cli.load_hparams(FLAGS, run_dirs=[FLAGS.policy_dir, FLAGS.wm_dir], add_defaults=add_eval_hparams)
+    if FLAGS.eval_step_limit is not None:
+        hparams.eval_step_limit = FLAGS.eval_step_limit
     needs = {"policy_dir": FLAGS.agent == "policy" and FLAGS.mode != "model",
              "wm_dir": FLAGS.mode != "agent_real", "data_dir": FLAGS.mode != "agent_real",
              "eval_metrics_dir": True}
     for name, needed in needs.items():
         if needed and not getattr(FLAGS, name):
             raise UserError(f"--mode={FLAGS.mode} --agent={FLAGS.agent} needs --{name}")
-    if FLAGS.mode != "agent_real" and "world_model_params" not in hparams:
-        raise UserError(f"--mode={FLAGS.mode} needs a loop set (--loop_hparams_set) that names the world model")
+    if FLAGS.mode != "agent_real" and "world_model" not in hparams:
+        raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
+                        "hold its world model")
     policy_dir, wm_dir, data_dir = (gcs.local_input(path) if path else None
                                     for path in (FLAGS.policy_dir, FLAGS.wm_dir, FLAGS.data_dir))
     with gcs.local_output(FLAGS.eval_metrics_dir) as eval_dir, \

@@ -1,7 +1,9 @@
 """Play inside a world model with the keyboard, next to the real game, to judge the model by eye.
 
-    python -m rlkit.rl.player --wm_dir=RUN/world_model --loop_hparams_set=rlmb_base_stochastic_discrete \
-        --loop_hparams=game=pong --zoom=3 --fps=5
+    python -m rlkit.rl.player --wm_dir=RUN/world_model --zoom=3 --fps=5
+
+The game and the world model's settings come from the run's hparams.json (next to --wm_dir);
+--hparams_set names a registered set for a world model saved without one.
 
 The window shows three columns: the world model's frame, the real game's frame, and their
 difference (|model - real| less 10, so small differences vanish), each under a header with
@@ -19,7 +21,6 @@ data: --episodes_data_dir, --epoch), `real` (the real game alone). --video_dir r
 session as MP4; --dry_run plays a few scripted steps without a display.
 """
 
-import json
 import os
 
 import numpy as np
@@ -27,11 +28,11 @@ from absl import flags, logging
 
 from rlkit import cli, gcs
 from rlkit.data_generators import storage
-from rlkit.data_generators.make_env import check_game, frame_shape, make_batch_env
+from rlkit.data_generators.batch_env import FrameStack
+from rlkit.data_generators.make_env import action_space_of, frame_shape, make_batch_env
 from rlkit.errors import UserError
-from rlkit.hparams import referenced_hparams
+from rlkit.models.world_model import imagine
 from rlkit.rl.policy_export import find_policies, load_policy
-from rlkit.rl.simulated_env import sampling_arguments
 from rlkit.rl.world_model_training import load_world_model
 from rlkit.video import text_strip, with_header, write_mp4
 
@@ -66,7 +67,8 @@ def difference_image(model_frame, real_frame):
 
 
 class Column:
-    """One game shown in the window: its last frames, rewards and frame count."""
+    """One game shown in the window: its last frames (the game's own window: FrameStack's for
+    the real game, imagine's for the model), rewards and frame count."""
 
     def __init__(self, title):
         self.title = title
@@ -79,8 +81,8 @@ class Column:
         self.cumulative = self.last = 0.0
         self.frames = 0
 
-    def add(self, frame, reward):
-        self.history = np.concatenate([self.history[1:], frame[None]])
+    def add(self, history, reward):
+        self.history = history
         self.last = float(reward)
         self.cumulative += self.last
         self.frames += 1
@@ -99,12 +101,8 @@ class Player:
     def __init__(self, mode, hparams, model=None, episodes=None, policy=None, seed=0, zoom=3):
         self.mode, self.hparams, self.model, self.policy, self.zoom = mode, hparams, model, policy, zoom
         self.context = hparams.frame_stack_size
-        self.real_env = make_batch_env(hparams, 1) if mode != "simulated" else None
-        if self.real_env is not None:
-            self.action_meanings = self.real_env.action_meanings
-        else:
-            with make_batch_env(hparams, 1) as env:  # only to learn the game's actions
-                self.action_meanings = env.action_meanings
+        self.real_env = FrameStack(make_batch_env(hparams, 1), self.context) if mode != "simulated" else None
+        self.action_meanings = action_space_of(hparams)[1]
         self.starts = [e for e in (episodes or []) if e.starts_at_reset and len(e) >= self.context]
         if mode == "simulated" and not self.starts:
             raise UserError(f"no stored episode start with {self.context} frames to begin the world model from")
@@ -121,23 +119,24 @@ class Player:
     def reset(self):
         """Restarts the real game (its first k frames, reached with no-ops) and the model from them."""
         if self.real_env is not None:
-            frames = [self.real_env.reset(seed=self.seed)[0]]
+            stack = self.real_env.reset(seed=self.seed)
             self.seed += 1
-            while len(frames) < self.context:
-                frames.append(self.real_env.step(np.zeros(1, np.int64)).observation[0])
+            for _ in range(self.context - 1):  # k real frames for the model to start from
+                stack, _ = self.real_env.step(np.zeros(1, np.int64))
+            frames = stack[0]
             self.real.start(frames)
         else:
             episode = self.starts[self.rng.integers(len(self.starts))]
             frames = episode.frames[:self.context]
         if self.simulated is not None:
             self.simulated.start(frames)
-            self.state = self.model.initial_state(1)
+            self.state = None  # imagine starts the model's recurrent state afresh
 
     def resync(self):
         """Restarts the world model from the last k real frames (X)."""
         if self.real is not None and self.simulated is not None:
             self.simulated.start(self.real.history)
-            self.state = self.model.initial_state(1)
+            self.state = None
 
     def policy_action(self):
         observer = self.real if self.real is not None else self.simulated
@@ -149,16 +148,15 @@ class Player:
             action = self.policy_action() if self.policy_control else action_for(self.held, self.action_meanings)
         actions = np.array([action], np.int64)
         if self.simulated is not None:
-            frames, rewards, self.state = self.model.next_frame(
-                self.simulated.history[None], actions.astype(np.int32), self.state,
-                **sampling_arguments(self.model, 1.0))
-            self.simulated.add(frames.numpy()[0], rewards.numpy()[0])
+            _, rewards, history, self.state = imagine(self.model, self.simulated.history[None], actions[:, None],
+                                                      self.state)
+            self.simulated.add(history[0], rewards[0, 0])
         if self.real is not None:
-            step = self.real_env.step(actions)
+            stack, step = self.real_env.step(actions)
             if step.done[0]:
                 self.reset()
             else:
-                self.real.add(step.observation[0], step.raw_reward[0])
+                self.real.add(stack[0], step.raw_reward[0])
 
     def canvas(self):
         """The window's pixels [H, W, 3]: the columns under their headers, then the status lines."""
@@ -243,23 +241,9 @@ def dry_run(player, steps=8):
         player.recorded.append(player.canvas())
 
 
-def check_world_model_game(wm_dir, hparams):
-    """A world model from a run on another game (or with other frames) is refused up front."""
-    saved = os.path.join(os.path.dirname(os.path.normpath(wm_dir)), cli.HPARAMS_FILE)
-    if not os.path.exists(saved):
-        return
-    with open(saved) as f:
-        run = json.load(f)
-    for name in ("game", "frame_height", "frame_width", "grayscale"):
-        if name in run and run[name] != hparams.get(name):
-            raise UserError(f"the world model in {wm_dir!r} was trained with {name}={run[name]!r}, not "
-                            f"{hparams.get(name)!r}: pass --loop_hparams={name}={run[name]} or another --wm_dir")
-
-
 def define_flags():
     """Flags exist only when the module runs as a command, so importing it defines none."""
-    cli.define_hparams_flags("rlmb_base_stochastic_discrete", prefix="loop_")
-    cli.define_gin_flags()
+    cli.define_flags("rlmb_base_stochastic_discrete")
     flags.DEFINE_enum("mode", "sim_and_real", MODES, "What to show.")
     flags.DEFINE_string("wm_dir", None, "world_model/ of a run (local or gs://).")
     flags.DEFINE_string("policy_dir", None, "policy/ of a run, for P (local or gs://).")
@@ -269,7 +253,6 @@ def define_flags():
     flags.DEFINE_integer("fps", 5, "Frames per second in real-time mode (and the video's rate).")
     flags.DEFINE_string("video_dir", None, "Record the session as an MP4 here.")
     flags.DEFINE_bool("dry_run", False, "Play a few scripted steps without a display, then exit.")
-    flags.DEFINE_integer("seed", 0, "Seed of the real game and the model's sampling.")
 
 
 FLAGS = flags.FLAGS
@@ -277,17 +260,18 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
-    cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
-    hparams = cli.load_hparams(FLAGS.loop_hparams_set, FLAGS.loop_hparams, flag="loop_hparams_set")
-    check_game(hparams.game)
+    hparams = cli.load_hparams(FLAGS, run_dirs=[FLAGS.wm_dir, FLAGS.policy_dir])
     model = episodes = policy = None
     # Everything is loaded and checked before a window opens.
     if FLAGS.mode != "real":
         if not FLAGS.wm_dir:
             raise UserError(f"--mode={FLAGS.mode} needs --wm_dir (the world_model/ dir of a run)")
-        wm_dir = gcs.local_input(FLAGS.wm_dir)
-        check_world_model_game(wm_dir, hparams)
-        model = load_world_model(referenced_hparams(hparams, "world_model"), wm_dir)
+        if "world_model" not in hparams:
+            raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
+                            "hold its world model")
+        action_space, _ = action_space_of(hparams)
+        model = load_world_model(hparams.world_model, gcs.local_input(FLAGS.wm_dir), frame_shape(hparams),
+                                 int(action_space.n))
     if FLAGS.mode == "simulated":
         if not FLAGS.episodes_data_dir:
             raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")

@@ -1,8 +1,11 @@
-"""Exports a policy as a SavedModel that acts with plain TensorFlow, no rlkit needed, and
-finds and loads such exports (for the evaluator and the player).
+"""The acting policy learners act with and export, and finding and loading such exports (for the
+evaluator and the player).
+
+A learner acts through a `Policy` module and exports that same module as a SavedModel, which
+acts with plain TensorFlow, no rlkit needed:
 
     policy = tf.saved_model.load(OUTPUT_DIR + "/policy")
-    out = policy.act(observations, temperature=0.0)  # {"action": [B], "value": [B]}
+    out = policy.act(observations, temperature=0.0)  # {"action": [B], "log_prob": [B], "value": [B]}
 
 `observations` are frame-stacked as the trainer's env gives them ([B, k, H, W, C] uint8 for
 Atari); temperature 0 acts greedily, 1 samples from the policy.
@@ -13,39 +16,61 @@ import re
 import shutil
 
 import gymnasium as gym
-import numpy as np
 import tensorflow as tf
+import tensorflow_probability as tfp
 
 from rlkit.errors import UserError
 
+tfd = tfp.distributions
 
-class ExportedPolicy(tf.Module):
-    def __init__(self, network, action_space, observation_shape, observation_dtype):
+
+def policy_distribution(params, discrete):
+    """Categorical over logits for discrete actions; for continuous ones a diagonal Gaussian whose
+    mean and log standard deviation are the two halves of `params`."""
+    if discrete:
+        return tfd.Categorical(logits=params)
+    mean, log_std = tf.split(params, 2, axis=-1)
+    return tfd.Independent(tfd.Normal(mean, tf.exp(log_std)), reinterpreted_batch_ndims=1)
+
+
+def sample_actions(params, discrete, temperature, seed):
+    """The one action sampler: greedy at temperature 0; else sampled with logits divided by the
+    temperature (discrete) or the standard deviation times it (continuous). `seed`: [2] int32."""
+    if discrete:
+        greedy = tf.argmax(params, axis=-1, output_type=tf.int32)
+        logits = params / tf.maximum(temperature, 1e-6)
+        sampled = tf.random.stateless_categorical(logits, 1, seed, dtype=tf.int32)[:, 0]
+        return tf.where(temperature > 0, sampled, greedy)
+    mean, log_std = tf.split(params, 2, axis=-1)
+    return mean + temperature * tf.exp(log_std) * tf.random.stateless_normal(tf.shape(mean), seed=seed)
+
+
+class Policy(tf.Module):
+    """An actor-critic network acting at a temperature, with its own random state."""
+
+    def __init__(self, network, action_space, observation_shape, observation_dtype, seed):
         super().__init__()
         self.network = network
-        self._discrete = isinstance(action_space, gym.spaces.Discrete)
+        self.rng = tf.random.Generator.from_seed(seed)
+        self.discrete = isinstance(action_space, gym.spaces.Discrete)
         self.act = tf.function(self._act, input_signature=[
             tf.TensorSpec((None,) + tuple(observation_shape), observation_dtype, name="observation"),
             tf.TensorSpec((), tf.float32, name="temperature")])
 
     def _act(self, observation, temperature):
         params, value = self.network(observation, training=False)
-        if self._discrete:
-            greedy = tf.argmax(params, axis=-1, output_type=tf.int32)
-            sampled = tf.random.categorical(params / tf.maximum(temperature, 1e-6), 1, dtype=tf.int32)[:, 0]
-            action = tf.where(temperature > 0, sampled, greedy)
-        else:
-            mean, log_std = tf.split(params, 2, axis=-1)
-            action = mean + temperature * tf.exp(log_std) * tf.random.normal(tf.shape(mean))
-        return {"action": action, "value": value}
+        seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)
+        action = sample_actions(params, self.discrete, temperature, seed)
+        log_prob = policy_distribution(params, self.discrete).log_prob(action)
+        return {"action": action, "log_prob": log_prob, "value": value}
 
 
-def export_policy(network, action_space, observation_shape, observation_dtype, path):
-    """Writes the SavedModel to `path`, replacing an older export only once the new one is whole."""
-    module = ExportedPolicy(network, action_space, observation_shape, observation_dtype)
+def export_policy(policy, path):
+    """Writes `policy` as a SavedModel to `path`, replacing an older export only once the new one
+    is whole."""
     staging = path.rstrip("/") + ".tmp"
     shutil.rmtree(staging, ignore_errors=True)
-    tf.saved_model.save(module, staging, signatures={"serving_default": module.act})
+    tf.saved_model.save(policy, staging, signatures={"serving_default": policy.act})
     previous = path.rstrip("/") + ".old"
     if os.path.exists(path):
         os.replace(path, previous)
@@ -80,8 +105,3 @@ def load_policy(path, observation_shape):
     def act(observation, temperature):
         return policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
     return act
-
-
-def random_agent(action_space, seed):
-    rng = np.random.default_rng(seed)
-    return lambda observation, temperature: rng.integers(action_space.n, size=len(observation))

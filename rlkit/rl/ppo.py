@@ -1,40 +1,22 @@
 """Proximal Policy Optimization (Schulman et al. 2017).
 
-The loss is `ppo_loss`, a pure function of tensors; `PPOLearner` holds the network, the
-optimizer and the random state, acts on batches of observations and updates on rollouts. It
-runs on any BatchEnv, real or simulated: the model-based loop drives the same learner inside
-the world model.
+The loss is `ppo_loss`, a pure function of tensors; `PPOLearner` (registered as base_algo
+"ppo") holds the policy, the optimizer and the random state, acts on batches of observations
+and updates on rollouts. It runs on any BatchEnv, real or simulated: the model-based loop
+drives the same learner inside the world model, through the same on-policy loop.
 """
 
 import gin
-import gymnasium as gym
 import numpy as np
 import tensorflow as tf
-import tensorflow_probability as tfp
 
-from rlkit.hparams import referenced_hparams
 from rlkit.models.optimizers import make_optimizer
 from rlkit.models.registry import get_model
+from rlkit.rl.learner import register_learner
+from rlkit.rl.policy_export import Policy, export_policy, policy_distribution
 from rlkit.rl.returns import gae
 
-tfd = tfp.distributions
-
-def learning_rate_at(hparams, progress):
-    """The learning rate `progress` (0..1) of the way through training."""
-    if hparams.learning_rate_schedule == "constant":
-        return hparams.learning_rate
-    if hparams.learning_rate_schedule == "linear":
-        return hparams.learning_rate * (1.0 - progress)
-    raise ValueError(f"unknown learning_rate_schedule {hparams.learning_rate_schedule!r} "
-                     "(use constant or linear)")
-
-
-def policy_distribution(params, action_space):
-    """Categorical over logits for discrete actions, diagonal Gaussian for continuous ones."""
-    if isinstance(action_space, gym.spaces.Discrete):
-        return tfd.Categorical(logits=params)
-    mean, log_std = tf.split(params, 2, axis=-1)
-    return tfd.Independent(tfd.Normal(mean, tf.exp(log_std)), reinterpreted_batch_ndims=1)
+LOSS_KEYS = frozenset({"loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"})
 
 
 def ppo_loss(log_probs, entropy, values, old_log_probs, advantages, returns, clip_coef, value_coef,
@@ -43,6 +25,10 @@ def ppo_loss(log_probs, entropy, values, old_log_probs, advantages, returns, cli
 
     loss = clipped surrogate + value_coef * value MSE - entropy_coef * entropy.
     """
+    # One [B] shape for all: a [B, 1] among them would broadcast into a silently wrong loss.
+    assert log_probs.shape.rank == 1 and all(
+        x.shape == log_probs.shape for x in (entropy, values, old_log_probs, advantages, returns)), \
+        [x.shape for x in (log_probs, entropy, values, old_log_probs, advantages, returns)]
     log_ratio = log_probs - old_log_probs
     ratio = tf.exp(log_ratio)
     unclipped = -advantages * ratio
@@ -70,50 +56,42 @@ def normalize(advantages):
 class PPOLearner:
     """A policy network trained with PPO, with its optimizer and random state."""
 
-    def __init__(self, network, action_space, hparams, seed):
-        self.network = network
-        self.action_space = action_space
+    def __init__(self, hparams, observation_shape, observation_dtype, action_space, seed):
         self.hparams = hparams
+        network = get_model(hparams.policy_network)(observation_shape, observation_dtype, action_space, hparams)
+        self.policy = Policy(network, action_space, observation_shape, observation_dtype, seed)
+        self.network = network
         with gin.config_scope("ppo"):
             self.optimizer = make_optimizer(hparams.learning_rate)
         self.optimizer.build(network.trainable_variables)
-        self.rng = tf.random.Generator.from_seed(seed)
-        self._discrete = isinstance(action_space, gym.spaces.Discrete)
+        # Minibatch shuffling: a generator of its own, so acting and training draw independently.
+        self.rng = tf.random.Generator.from_seed(seed + 1)
 
     def checkpointables(self):
         """What a checkpoint must hold to continue training."""
-        return dict(network=self.network, optimizer=self.optimizer, rng=self.rng)
+        return dict(network=self.network, optimizer=self.optimizer, policy_rng=self.policy.rng, rng=self.rng)
 
     def set_learning_rate(self, learning_rate):
         self.optimizer.learning_rate.assign(learning_rate)
 
-    @tf.function
-    def _act(self, observation, temperature):
-        params, values = self.network(observation, training=False)
-        seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)
-        if self._discrete:
-            greedy = tf.argmax(params, axis=-1, output_type=tf.int32)
-            scaled = tfd.Categorical(logits=params / tf.maximum(temperature, 1e-6))
-            actions = tf.where(temperature > 0, scaled.sample(seed=seed), greedy)
-        else:
-            mean, log_std = tf.split(params, 2, axis=-1)
-            noise = tf.random.stateless_normal(tf.shape(mean), seed=seed)
-            actions = mean + temperature * tf.exp(log_std) * noise
-        log_probs = policy_distribution(params, self.action_space).log_prob(actions)
-        return actions, log_probs, values
-
     def act(self, observation, temperature=1.0):
-        """Actions sampled at `temperature` (0: greedy), their log-probabilities and the values."""
-        actions, log_probs, values = self._act(tf.convert_to_tensor(observation),
-                                               tf.constant(temperature, tf.float32))
-        return actions.numpy(), log_probs.numpy(), values.numpy()
+        """Actions [B] sampled at `temperature` (0: greedy)."""
+        return self.policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
+
+    def act_for_rollout(self, observation):
+        """Sampled actions, their log-probabilities and the values: what a rollout stores."""
+        out = self.policy.act(tf.convert_to_tensor(observation), tf.constant(1.0))
+        return out["action"].numpy(), out["log_prob"].numpy(), out["value"].numpy()
+
+    def export(self, path):
+        export_policy(self.policy, path)
 
     @tf.function
     def _train_step(self, observations, actions, old_log_probs, advantages, returns):
         hparams = self.hparams
         with tf.GradientTape() as tape:
             params, values = self.network(observations, training=True)
-            distribution = policy_distribution(params, self.action_space)
+            distribution = policy_distribution(params, self.policy.discrete)
             loss, metrics = ppo_loss(
                 distribution.log_prob(actions), distribution.entropy(), values, old_log_probs,
                 normalize(advantages), returns, hparams.clip_coef, hparams.value_coef,
@@ -141,15 +119,13 @@ class PPOLearner:
                 indices = order[start:start + minibatch_size]
                 history.append(self._train_step(*(tf.gather(x, indices) for x in data)))
         metrics = {name: float(np.mean([m[name] for m in history])) for name in history[0]}
+        assert set(metrics) == LOSS_KEYS | {"gradient_norm"}, set(metrics)
         variance = np.var(returns)
         metrics["explained_variance"] = float(1 - np.var(returns - rollout.values) / variance) if variance else 0.0
         return metrics
 
 
-def build_learner(hparams, observation_space, action_space, seed):
-    """The PPO learner of an experiment: the PPO set `hparams` names, acting on stacks of
-    `hparams.frame_stack_size` observations of one env's `observation_space`."""
-    ppo = referenced_hparams(hparams, "ppo")
-    observation_shape = (hparams.frame_stack_size,) + tuple(observation_space.shape)
-    network = get_model(ppo.policy_network)(observation_shape, observation_space.dtype, action_space, ppo)
-    return PPOLearner(network, action_space, ppo, seed)
+@register_learner
+def ppo(hparams, observation_shape, observation_dtype, action_space, seed):
+    """PPO on `hparams`, a PPO set (ppo_original_params and its kind)."""
+    return PPOLearner(hparams, observation_shape, observation_dtype, action_space, seed)

@@ -1,7 +1,7 @@
 """A world model behind the BatchEnv interface, so PPO trains inside it unchanged.
 
 Each env keeps its last `num_context_frames` frames and the model's recurrent state; all envs
-step together in one compiled `model.next_frame` call, and rewards come from the reward head.
+step together through `imagine`, and rewards come from the reward head.
 `reset` starts every env from a random window of real frames (env 0 from the start of a real
 episode, so the policy also learns the game's opening). The env never ends an episode itself:
 as in SimPLe, the model-based loop resets it before every fixed-length PPO rollout, and PPO
@@ -12,21 +12,20 @@ import gymnasium as gym
 import numpy as np
 
 from rlkit.data_generators.batch_env import BatchEnv
+from rlkit.models.world_model import imagine
 
 
 class SimulatedBatchEnv(BatchEnv):
     def __init__(self, model, episodes, num_envs, action_space, action_meanings=None, temperature=1.0):
-        hparams = model.hparams
         self.model = model
-        self.context = hparams.num_context_frames
+        self.context = model.hparams.num_context_frames
         self.episodes = [e for e in episodes if len(e) >= self.context]
         self.starts = [e for e in self.episodes if e.starts_at_reset]
         if not self.starts:
             raise ValueError("the world model's env needs at least one stored episode start "
                              f"with {self.context} frames")
         self.temperature = temperature
-        frame_shape = (hparams.frame_height, hparams.frame_width, hparams.num_channels)
-        super().__init__(num_envs, gym.spaces.Box(0, 255, frame_shape, np.uint8), action_space,
+        super().__init__(num_envs, gym.spaces.Box(0, 255, model.frame_shape, np.uint8), action_space,
                          action_meanings, clip_rewards=True)
         self._rng = np.random.default_rng()
         self._history = self._state = None
@@ -57,14 +56,7 @@ class SimulatedBatchEnv(BatchEnv):
         return super().initial_stack(observation, k)
 
     def _step(self, actions):
-        frames, rewards, self._state = self.model.next_frame(self._history, actions.astype(np.int32), self._state,
-                                                             **sampling_arguments(self.model, self.temperature))
-        frames = frames.numpy()
-        self._history = np.concatenate([self._history[:, 1:], frames[:, None]], axis=1)
+        frames, rewards, self._history, self._state = imagine(self.model, self._history, actions[:, None],
+                                                              self._state, self.temperature)
         never = np.zeros(self.num_envs, bool)
-        return frames, rewards.numpy().astype(np.float32), never, never
-
-
-def sampling_arguments(model, temperature):
-    """The stochastic model samples its latent at a temperature; the deterministic one has none."""
-    return {"temperature": temperature} if model.hparams.get("bottleneck_bits", 0) else {}
+        return frames[:, 0], rewards[:, 0].astype(np.float32), never, never

@@ -11,22 +11,35 @@ next to the real frames. Rerunning the same command resumes from the newest chec
 
 
 import keras
-from absl import flags
+from absl import flags, logging
 
 from rlkit import cli, gcs
 from rlkit.data_generators import storage
+from rlkit.data_generators.make_env import action_space_of
 from rlkit.errors import UserError
 from rlkit.models.registry import get_model
 from rlkit.rl.world_model_training import train_world_model, world_model_estimator
 
+ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
+
+
+def data_env(data_dir):
+    """(frame shape, number of actions) of the env `data_dir` was collected on: the frames of
+    its first shard, and the actions of the game its run's hparams.json names (ALE's full set
+    when the data has no run next to it)."""
+    frame_shape = storage.load_shard(storage.list_shards(data_dir)[0])["frames"].shape[2:]
+    run = cli.find_saved_hparams(data_dir)
+    if run is None or "game" not in run:
+        logging.info("No run hparams next to %s: the world model takes ALE's %d actions", data_dir,
+                     ALE_FULL_ACTION_SET)
+        return frame_shape, ALE_FULL_ACTION_SET
+    return frame_shape, int(action_space_of(run)[0].n)
+
 
 def define_flags():
     """Flags exist only when the module runs as a command, so importing it defines none."""
-    cli.define_hparams_flags("next_frame_basic_deterministic")
-    cli.define_gin_flags()
+    cli.define_flags("next_frame_basic_deterministic", "Where checkpoints and TensorBoard events go.")
     flags.DEFINE_string("data_dir", None, "Collected experience: the data/ dir of a run (epoch_*/shard_*.npz).")
-    flags.DEFINE_string("output_dir", None, "Where checkpoints and TensorBoard events go.")
-    flags.DEFINE_integer("seed", 0, "Seed of the initialisation and the window sampling.")
 
 
 FLAGS = flags.FLAGS
@@ -34,18 +47,21 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
-    cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
-    hparams = cli.load_hparams(FLAGS.hparams_set, FLAGS.hparams)
-    get_model(hparams.model)
-    data_dir = gcs.local_input(FLAGS.data_dir) if FLAGS.data_dir else None
-    if not data_dir or not storage.list_shards(data_dir):
-        raise UserError(f"no shards in --data_dir={FLAGS.data_dir!r}: point it at the data/ dir of a "
-                        "collection (python -m rlkit.data_generators.collect)")
-    with gcs.local_output(FLAGS.output_dir) as output_dir:  # gs:// outputs are uploaded as written
-        cli.prepare_output_dir(output_dir, hparams)
+    data_dir = gcs.local_input(FLAGS.data_dir) if FLAGS.data_dir else ""
+
+    def check(hparams):
+        get_model(hparams.model)
+        if not storage.list_shards(data_dir):
+            raise UserError(f"no shards in --data_dir={FLAGS.data_dir!r}: point it at the data/ dir of a "
+                            "collection (python -m rlkit.data_generators.collect)")
+
+    with cli.start_run(FLAGS, check=check) as (hparams, output_dir):
+        frame_shape, num_actions = data_env(data_dir)
         keras.utils.set_random_seed(FLAGS.seed)
-        estimator = world_model_estimator(hparams, output_dir)
+        estimator = world_model_estimator(hparams, output_dir, frame_shape, num_actions)
+        cli.write_operative_config(output_dir)
         train_world_model(estimator, data_dir, FLAGS.seed, hparams.train_steps)
+
 
 if __name__ == "__main__":
     define_flags()

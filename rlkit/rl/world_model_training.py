@@ -8,10 +8,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from rlkit import cli
 from rlkit.data_generators import storage
 from rlkit.errors import UserError
 from rlkit.models.estimator import Estimator
+from rlkit.models.world_model import imagine
 
 
 def window_input_fn(data_dir, hparams, seed, data_epochs=None):
@@ -31,19 +31,12 @@ def dream_image(model, episode, hparams, start=0):
     The model starts from the episode's real context at `start` and then sees only its own
     predictions and the real actions.
     """
-    context = hparams.num_context_frames
-    history = episode.frames[start:start + context][None]
-    state = model.initial_state(1)
-    rows = []
-    for step in range(hparams.dream_length):
-        t = start + context + step
-        frame, _, state = model.next_frame(history, episode.actions[t - 1:t], state)
-        frame = frame.numpy()
-        real = episode.frames[t]
-        difference = np.abs(frame[0].astype(np.int16) - real.astype(np.int16)).astype(np.uint8)
-        rows.append(np.concatenate([frame[0], real, difference], axis=1))
-        history = np.concatenate([history[:, 1:], frame[:, None]], axis=1)
-    return np.concatenate(rows, axis=0)
+    context, length = hparams.num_context_frames, hparams.dream_length
+    first = start + context  # the first predicted frame follows the action taken on the last context frame
+    dream, _, _, _ = imagine(model, episode.frames[start:first][None], episode.actions[first - 1:first - 1 + length][None])
+    real = episode.frames[first:first + length]
+    difference = np.abs(dream[0].astype(np.int16) - real.astype(np.int16)).astype(np.uint8)
+    return np.concatenate(np.concatenate([dream[0], real, difference], axis=2), axis=0)
 
 
 def dream_episode(data_dir, hparams, data_epochs=None):
@@ -53,14 +46,13 @@ def dream_episode(data_dir, hparams, data_epochs=None):
     return max(episodes, key=len) if episodes else None
 
 
-def world_model_estimator(hparams, output_dir):
-    """The Estimator of a world model set, checkpointing into `output_dir`."""
-    estimator = Estimator(hparams.model, hparams, output_dir,
-                          save_checkpoints_steps=hparams.save_checkpoints_steps,
-                          save_summary_steps=hparams.save_summary_steps,
-                          keep_checkpoints=hparams.keep_checkpoints)
-    cli.write_operative_config(output_dir)
-    return estimator
+def world_model_estimator(hparams, output_dir, frame_shape, num_actions):
+    """The Estimator of a world model set for an env of (H, W, C) frames and `num_actions`
+    actions, checkpointing into `output_dir`."""
+    return Estimator(hparams.model, hparams, output_dir, model_args=(frame_shape, num_actions),
+                     save_checkpoints_steps=hparams.save_checkpoints_steps,
+                     save_summary_steps=hparams.save_summary_steps,
+                     keep_checkpoints=hparams.keep_checkpoints, mixed_precision=hparams.mixed_precision)
 
 
 def train_world_model(estimator, data_dir, seed, max_steps, data_epochs=None):
@@ -85,13 +77,13 @@ def train_world_model(estimator, data_dir, seed, max_steps, data_epochs=None):
     return results
 
 
-def load_world_model(hparams, model_dir):
-    """The world model trained in `model_dir` (its newest checkpoint), ready for `next_frame`."""
-    estimator = Estimator(hparams.model, hparams, model_dir)
+def load_world_model(hparams, model_dir, frame_shape, num_actions):
+    """The world model trained in `model_dir` (its newest checkpoint), ready for `imagine`."""
+    estimator = Estimator(hparams.model, hparams, model_dir, model_args=(frame_shape, num_actions),
+                          mixed_precision=hparams.mixed_precision)
     length = hparams.num_context_frames + hparams.num_target_frames
-    example = dict(
-        frames=tf.zeros([1, length, hparams.frame_height, hparams.frame_width, hparams.num_channels], tf.uint8),
-        actions=tf.zeros([1, length], tf.int32), rewards=tf.zeros([1, length], tf.int32))
+    example = dict(frames=tf.zeros((1, length) + tuple(frame_shape), tf.uint8),
+                   actions=tf.zeros([1, length], tf.int32), rewards=tf.zeros([1, length], tf.int32))
     if not estimator.restore(example):
         raise UserError(f"no world model checkpoint in {model_dir!r}: point --wm_dir at the world_model/ "
                         "dir of a trainer_model_based or trainer_world_model run")

@@ -1,0 +1,70 @@
+"""What every world model offers, and `imagine`: rollouts fed on the model's own predictions.
+
+A world model is a registered `keras.Model` built as `get_model(hparams.model)(hparams,
+frame_shape, num_actions)`: its hparams (a world-model set), and the (H, W, C) frames and the
+number of actions of the env it models, which come from the env, never from the set. It has
+
+    initial_state(batch_size) -> state
+    next_frame(history, actions, state, temperature) -> (frames, rewards, state)
+        history [B, k, H, W, C] uint8, actions [B] int -> frames [B, H, W, C] uint8, rewards
+        [B] in {-1, 0, 1}; a stochastic model samples its latent at `temperature`, a
+        deterministic one ignores it
+    loss_and_metrics(features, step, training) -> (loss, metrics)
+        on windows of stored experience (`storage.window_dataset`) at training step `step`
+        (for the models' schedules); metrics hold at least FRAME_METRICS
+    infer(features) -> {"frames", "rewards"} predicted after each window's context
+
+The simulated env, dream summaries, reward accuracy, the evaluator and the player all step a
+world model through `imagine`.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+# Per predicted frame, means over the batch: what every world model reports.
+LOSS_KEYS = frozenset({"pixel_loss", "reward_loss", "pixel_accuracy", "reward_accuracy"})
+
+
+def append_frame(history, frame):
+    """The window after `frame`: [B, k, ...] history, oldest dropped, `frame` [B, ...] appended."""
+    return tf.concat([history[:, 1:], tf.cast(frame, history.dtype)[:, None]], axis=1)
+
+
+def most_likely(pixel_logits, reward_logits):
+    """The likeliest frames [B, H, W, C] uint8 and rewards [B] in {-1, 0, 1}."""
+    frames = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
+    return frames, tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
+
+
+def predict_after_context(model, features):
+    """A world model's predicted frame and reward after each window's context, from a fresh state."""
+    context = model.hparams.num_context_frames
+    history = features["frames"][:, :context]
+    frames, rewards, _ = model.next_frame(history, features["actions"][:, context - 1],
+                                          model.initial_state(tf.shape(history)[0]))
+    return {"frames": frames, "rewards": rewards}
+
+
+def imagine(model, history, actions, state=None, temperature=1.0):
+    """Steps `model` through `actions`, each step on the frames it predicted before.
+
+    history: [B, k, H, W, C] uint8, the last k frames (real or imagined); actions: [B, T], the
+    action taken after each frame; state: the model's recurrent state (None: a fresh one).
+    Returns numpy (frames [B, T, H, W, C] uint8, rewards [B, T] int32, the last k frames
+    [B, k, H, W, C], the model's state after them).
+    """
+    history = tf.convert_to_tensor(history, tf.uint8)
+    actions = np.asarray(actions, np.int32)
+    batch, context = history.shape[0], model.hparams.num_context_frames
+    assert history.shape[1] == context and history.shape[2:] == model.frame_shape, (history.shape, model.frame_shape)
+    assert actions.ndim == 2 and actions.shape[0] == batch and actions.shape[1] > 0, actions.shape
+    if state is None:
+        state = model.initial_state(batch)
+    temperature = tf.constant(temperature, tf.float32)
+    frames, rewards = [], []
+    for t in range(actions.shape[1]):
+        frame, reward, state = model.next_frame(history, actions[:, t], state, temperature)
+        history = append_frame(history, frame)
+        frames.append(frame.numpy())
+        rewards.append(reward.numpy())
+    return np.stack(frames, axis=1), np.stack(rewards, axis=1), history.numpy(), state
