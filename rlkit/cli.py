@@ -14,6 +14,7 @@ Library code never reads flags: commands pass the values on as arguments.
 
 import contextlib
 import json
+import logging as std_logging
 import os
 import sys
 
@@ -184,9 +185,19 @@ def write_operative_config(output_dir):
     atomic_write_text(os.path.join(output_dir, GIN_FILE), gin.operative_config_str())
 
 
+class _WithoutTensorFlowInfo(std_logging.Filter):
+    """Drops TensorFlow's own info lines (checkpoint sharding, SavedModel assets), which would
+    bury the progress lines; its warnings and errors still show."""
+
+    def filter(self, record):
+        return record.levelno >= std_logging.WARNING or f"{os.sep}tensorflow{os.sep}" not in record.pathname
+
+
 def run(main):
     """absl's app.run, with UserError printed as one line and exit status 2."""
     def main_with_user_errors(argv):
+        std_logging.getLogger("tensorflow").setLevel(std_logging.WARNING)
+        logging.get_absl_handler().addFilter(_WithoutTensorFlowInfo())
         try:
             return main(argv)
         except UserError as e:

@@ -27,6 +27,7 @@ import numpy as np
 from absl import flags, logging
 
 from rlkit import cli, gcs
+from rlkit.display import open_window
 from rlkit.data_generators import storage
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import action_space_of, frame_shape, make_batch_env
@@ -183,10 +184,8 @@ def play(player, fps, max_frames=None):
 
     directions = {pygame.K_w: "UP", pygame.K_s: "DOWN", pygame.K_a: "LEFT", pygame.K_d: "RIGHT",
                   pygame.K_SPACE: "FIRE"}
-    pygame.display.init()
     canvas = player.canvas()
-    screen = pygame.display.set_mode((canvas.shape[1], canvas.shape[0]))
-    pygame.display.set_caption(f"rlkit player: {player.hparams.game}")
+    screen = open_window(canvas.shape[1], canvas.shape[0], f"rlkit player: {player.hparams.game}")
     clock = pygame.time.Clock()
     frames = 0
     running = True
