@@ -22,9 +22,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from rlkit.data_generators import storage
 from rlkit.data_generators.atari import AtariBatchEnv
 from rlkit.data_generators.experience import collect_experience
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.hparams import create_hparams
 from rlkit.models.registry import get_model
 from rlkit.rl.simulated_env import SimulatedBatchEnv
@@ -33,12 +33,12 @@ SETS = ["next_frame_basic_stochastic_discrete_tiny", "next_frame_basic_stochasti
 NUM_ENVS = 16
 
 
-def real_pong_episodes():
+def real_pong_store():
     """A few hundred steps of real Pong: the windows simulated rollouts start from."""
     data_dir = os.path.join(tempfile.mkdtemp(), "data")
     with AtariBatchEnv("pong", 2) as env:
         collect_experience(env, data_dir, 0, 400, 200, seed=0)
-    return storage.read_rollouts(data_dir).episodes
+    return FrameStore(data_dir)
 
 
 def steps_per_second(env, steps):
@@ -52,12 +52,12 @@ def steps_per_second(env, steps):
     return steps * env.num_envs / (time.perf_counter() - start)
 
 
-def simulated_steps_per_second(set_name, episodes, steps):
+def simulated_steps_per_second(set_name, store, steps):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(set_name)
     action_space = AtariBatchEnv("pong", 1).action_space
     model = get_model(hparams.model)(hparams, (105, 80, 3), int(action_space.n))
-    env = SimulatedBatchEnv(model, episodes, NUM_ENVS, action_space)
+    env = SimulatedBatchEnv(model, store, NUM_ENVS, action_space)
     return steps_per_second(env, steps), sum(int(tf.size(v)) for v in model.trainable_variables)
 
 
@@ -83,9 +83,9 @@ def main():
         real = steps_per_second(real_env, max(args.steps, 200))
     real_ms = 1e3 / real
     print(f"real Pong (AtariBatchEnv x{NUM_ENVS}): {real:,.0f} agent steps/s = {real_ms:.3f} ms/step")
-    episodes = real_pong_episodes()
+    store = real_pong_store()
     for set_name in args.sets.split(","):
-        simulated, params = simulated_steps_per_second(set_name, episodes, args.steps)
+        simulated, params = simulated_steps_per_second(set_name, store, args.steps)
         simulated_ms = 1e3 / simulated
         print(f"simulated, {set_name} ({params / 1e6:.2f}M params): {simulated:,.1f} agent steps/s = "
               f"{simulated_ms:.2f} ms/frame = {simulated_ms / real_ms:,.0f}x a real step (SimPLe on a P100: 80x)")

@@ -112,9 +112,11 @@ def test_dry_run_records_a_decodable_video(rlmb_tiny_run, tmp_path):
 
 def test_simulated_mode_starts_from_stored_data(world_model, hparams, rlmb_tiny_run):
     from rlkit.data_generators import storage
+    from rlkit.data_generators.frame_store import FrameStore
 
-    episodes = storage.read_rollouts(os.path.join(rlmb_tiny_run[0], "data"), [0]).episodes
-    player = Player("simulated", hparams, world_model, episodes=episodes, zoom=ZOOM)
+    data_dir = os.path.join(rlmb_tiny_run[0], "data")
+    episodes = storage.read_rollouts(data_dir, [0]).episodes
+    player = Player("simulated", hparams, world_model, store=FrameStore(data_dir, [0]), zoom=ZOOM)
     assert any(np.array_equal(player.simulated.history, e.frames[:4]) for e in episodes)
     player.step(action=0)
     assert player.canvas().shape == (COLUMN_HEIGHT + STATUS_HEIGHT, COLUMN_WIDTH, 3)

@@ -6,6 +6,7 @@ import pytest
 from conftest import collect_random_pong
 from rlkit.data_generators import storage
 from rlkit.data_generators.batch_env import FrameStack
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.hparams import create_hparams
 from rlkit.models.registry import get_model
 from rlkit.rl.ppo import PPOLearner
@@ -14,9 +15,15 @@ from rlkit.rl.simulated_env import SimulatedBatchEnv
 
 
 @pytest.fixture(scope="module")
-def episodes(tmp_path_factory):
+def data_dir(tmp_path_factory):
     data_dir = str(tmp_path_factory.mktemp("pong") / "data")
     collect_random_pong(data_dir, 40)
+    return data_dir
+
+
+@pytest.fixture(scope="module")
+def episodes(data_dir):
+    """The reference: the stored episodes, read whole."""
     return storage.read_rollouts(data_dir).episodes
 
 
@@ -26,8 +33,13 @@ def world_model(set_name):
     return get_model(hparams.model)(hparams, (105, 80, 3), 6)
 
 
-def make_env(model, episodes, num_envs=3):
-    return SimulatedBatchEnv(model, episodes, num_envs, gym.spaces.Discrete(6))
+@pytest.fixture(scope="module")
+def store(data_dir):
+    return FrameStore(data_dir)
+
+
+def make_env(model, store, num_envs=3):
+    return SimulatedBatchEnv(model, store, num_envs, gym.spaces.Discrete(6))
 
 
 def find_window(frame, episodes):
@@ -41,8 +53,8 @@ def find_window(frame, episodes):
 
 @pytest.mark.parametrize("set_name", ["next_frame_basic_deterministic_tiny",
                                       "next_frame_basic_stochastic_discrete_tiny"])
-def test_shapes_and_rewards(set_name, episodes):
-    env = make_env(world_model(set_name), episodes)
+def test_shapes_and_rewards(set_name, episodes, store):
+    env = make_env(world_model(set_name), store)
     observation = env.reset(seed=0)
     assert observation.shape == (3, 105, 80, 3) and observation.dtype == np.uint8
     for _ in range(5):
@@ -53,8 +65,8 @@ def test_shapes_and_rewards(set_name, episodes):
     assert find_window(env.reset()[0], episodes) is not None  # reset restarts from real frames
 
 
-def test_initial_frames_come_from_real_windows(episodes):
-    env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=4)
+def test_initial_frames_come_from_real_windows(episodes, store):
+    env = make_env(world_model("next_frame_basic_deterministic_tiny"), store, num_envs=4)
     for seed in range(3):
         observation = env.reset(seed=seed)
         # Env 0 starts at a true episode start: its newest frame is the episode's 4th.
@@ -65,9 +77,9 @@ def test_initial_frames_come_from_real_windows(episodes):
     np.testing.assert_array_equal(first, env.reset(seed=5))
 
 
-def test_rewards_come_from_the_reward_head(episodes):
+def test_rewards_come_from_the_reward_head(episodes, store):
     model = world_model("next_frame_basic_deterministic_tiny")
-    env = make_env(model, episodes)
+    env = make_env(model, store)
     env.reset(seed=0)
     env.step(np.zeros(3, np.int64))  # builds the model
     head = model.reward_head
@@ -80,15 +92,15 @@ def test_rewards_come_from_the_reward_head(episodes):
     np.testing.assert_array_equal(env.step(np.zeros(3, np.int64)).reward, [-1.0, -1.0, -1.0])
 
 
-def test_policy_starts_from_the_real_window(episodes):
-    env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=2)
+def test_policy_starts_from_the_real_window(episodes, store):
+    env = make_env(world_model("next_frame_basic_deterministic_tiny"), store, num_envs=2)
     stacked = FrameStack(env, 4).reset(seed=1)
     for window in stacked:
         assert any(np.array_equal(window, e.frames[t:t + 4]) for e in episodes for t in range(len(e) - 3))
 
 
-def test_ppo_collects_inside_the_world_model(episodes):
-    env = make_env(world_model("next_frame_basic_deterministic_tiny"), episodes, num_envs=2)
+def test_ppo_collects_inside_the_world_model(episodes, store):
+    env = make_env(world_model("next_frame_basic_deterministic_tiny"), store, num_envs=2)
     stacked = FrameStack(env, 4)
     learner = PPOLearner(create_hparams("ppo_original_params"), (4, 105, 80, 3), np.uint8, env.action_space, seed=0)
     rollout, _, stats = collect_rollout(stacked, stacked.reset(seed=0), learner.act_for_rollout, 8)

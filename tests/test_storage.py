@@ -79,8 +79,25 @@ def test_half_written_and_damaged_shards_never_break_the_reader(tmp_path):
         f.write(good[: len(good) // 2])
     data = storage.read_rollouts(data_dir)
     assert len(data.shards) == 4
-    assert data.skipped == [os.path.join(epoch_dir, "shard_00099.npz")]
+    damaged = os.path.join(epoch_dir, "shard_00099.npz")
+    assert data.skipped == [damaged]
     assert data.num_steps == 60
+    # Reported once: set aside, so every reader and the resume logic skip it from now on.
+    assert os.path.exists(damaged + ".damaged") and not os.path.exists(damaged)
+    assert storage.read_rollouts(data_dir).skipped == []
+    assert storage.stored_steps(data_dir, 0) == 60
+    # A new shard never takes the damaged one's name.
+    assert storage.RolloutWriter(data_dir, 0, NUM_ENVS)._next_shard == 100
+
+
+def test_resume_logic_counts_only_readable_shards(tmp_path):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)
+    last = storage.list_shards(data_dir)[-1]
+    with open(last, "r+b") as f:
+        f.truncate(100)
+    assert storage.stored_steps(data_dir, 0) == 48  # the damaged shard's 12 steps are collected again
+    assert storage.list_shards(data_dir)[-1] != last
 
 
 def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):
@@ -105,30 +122,3 @@ def test_a_new_writer_continues_shards_and_episode_ids(tmp_path):
     assert len(storage.list_shards(data_dir)) == 5
     ids = {e.episode_id for e in storage.read_rollouts(data_dir).episodes}
     assert len(ids) == len(first_ids) + 2 and min(ids - first_ids) > max(first_ids)
-
-
-def test_window_dataset_stays_inside_episodes(tmp_path):
-    data_dir = str(tmp_path / "data")
-    write_collection(data_dir)
-    dataset = storage.window_dataset(data_dir, num_context_frames=4, num_target_frames=2, seed=0)
-    windows = list(dataset.as_numpy_iterator())
-    # Valid starts per episode: len - 6 + 1 for episodes of 10, 16, 4 (none), 21, 9 steps.
-    assert len(windows) == 5 + 11 + 16 + 4
-    for window in windows:
-        assert window["frames"].shape == (6, H, W, 3) and window["frames"].dtype == np.uint8
-        assert window["actions"].shape == (6,) and window["rewards"].shape == (6,)
-        env, times = window["frames"][0, 0, 0, 0], window["frames"][:, 0, 0, 1].astype(int)
-        assert (window["frames"][:, 0, 0, 0] == env).all()
-        np.testing.assert_array_equal(np.diff(times), 1)  # consecutive steps of one env
-        episode_ends = [9, 25] if env == 0 else [20]
-        assert not any(times[0] <= end < times[-1] for end in episode_ends)  # no boundary inside
-        np.testing.assert_array_equal(window["actions"], (times + env) % 6)
-    starts = [tuple(w["frames"][0, 0, 0, :2]) for w in windows]
-    assert len(set(starts)) == len(starts)
-
-
-def test_window_dataset_needs_long_enough_episodes(tmp_path):
-    data_dir = str(tmp_path / "data")
-    write_collection(data_dir, num_steps=4, done_at=())
-    with pytest.raises(ValueError, match="6 steps a window needs"):
-        storage.window_dataset(data_dir, 4, 2)

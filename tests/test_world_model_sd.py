@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import collect_random_pong
-from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.hparams import create_hparams
 from rlkit.models.estimator import Estimator
 from rlkit.models.next_frame_sd import bits_to_groups, groups_to_bits, linear_schedule
@@ -18,7 +18,7 @@ def pong_windows(tmp_path_factory):
     """A batch of 2 windows (4 context + 2 target frames) of real Pong."""
     data_dir = str(tmp_path_factory.mktemp("pong") / "data")
     collect_random_pong(data_dir, 60)
-    return next(iter(storage.window_dataset(data_dir, 4, 2, seed=0).skip(30).batch(2)))
+    return next(iter(FrameStore(data_dir).window_dataset(4, 2, seed=0).skip(30).batch(2)))
 
 
 def build(overrides=""):

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import collect_random_pong
-from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
 from rlkit.models.estimator import Estimator
@@ -22,7 +22,7 @@ def pong_batch(tmp_path_factory):
     """A fixed batch of 4 windows (4 context + 1 target frames) of real Pong."""
     data_dir = str(tmp_path_factory.mktemp("pong") / "data")
     collect_random_pong(data_dir, 80)
-    dataset = storage.window_dataset(data_dir, 4, 1, seed=0)
+    dataset = FrameStore(data_dir).window_dataset(4, 1, seed=0)
     return next(iter(dataset.skip(40).batch(4)))
 
 

@@ -11,8 +11,9 @@ import os
 from absl import flags, logging
 
 from rlkit import cli
-from rlkit.data_generators.experience import collect_experience, stored_steps
+from rlkit.data_generators.experience import collect_experience
 from rlkit.data_generators.make_env import make_batch_env
+from rlkit.data_generators.storage import stored_steps
 
 
 def define_flags():

@@ -11,11 +11,6 @@ from rlkit.data_generators.batch_env import FrameStack
 from rlkit.progress import Progress
 
 
-def stored_steps(data_dir, epoch):
-    """Agent steps (over all envs) already stored for `epoch`."""
-    return sum(storage.shard_num_steps(path) for path in storage.list_shards(data_dir, [epoch]))
-
-
 def collect_experience(env, data_dir, epoch, num_agent_steps, shard_steps, seed, act=None,
                        frame_stack_size=1):
     """Steps `env` until `num_agent_steps` are stored in `data_dir` for `epoch`, continuing where
@@ -25,7 +20,7 @@ def collect_experience(env, data_dir, epoch, num_agent_steps, shard_steps, seed,
     last `frame_stack_size` frames of each env and samples at temperature 1; a shard is written
     every `shard_steps` steps per env and at the end.
     """
-    done_steps = stored_steps(data_dir, epoch)
+    done_steps = storage.stored_steps(data_dir, epoch)
     if done_steps >= num_agent_steps:
         return float("nan")
     writer = storage.RolloutWriter(data_dir, epoch, env.num_envs)

@@ -12,8 +12,11 @@ Layout: `data/epoch_{K:03d}/shard_{S:05d}.npz`, one compressed npz per shard, re
     episode_ids  [N, T] int64            unique within a data dir; an episode may span shards
 
 Shards are written atomically (temporary file, then rename), so a reader sees whole shards
-only; a shard that cannot be read anyway (a damaged disk, a foreign file) is skipped with a
-warning and listed in `RolloutData.skipped`.
+only. A shard that cannot be read anyway (a damaged disk, a foreign file) is reported once and
+moved aside as `shard_S.npz.damaged`: every reader, the frame store and the resume logic
+(`stored_steps`) then skip it alike, so its steps are collected again, never counted as stored.
+`frame_store.FrameStore` holds the stored frames compactly for training; `read_rollouts` reads
+whole episodes into memory, for small data and inspection.
 """
 
 import dataclasses
@@ -28,12 +31,18 @@ from absl import logging
 from rlkit.fileio import atomic_write_bytes
 
 FIELDS = ("frames", "actions", "rewards", "raw_rewards", "dones", "firsts", "episode_ids")
+DAMAGED_SUFFIX = ".damaged"
 _DTYPES = dict(frames=np.uint8, actions=np.int32, rewards=np.int8, raw_rewards=np.float32,
                dones=np.bool_, firsts=np.bool_, episode_ids=np.int64)
 
 
 def epoch_dir(data_dir, epoch):
     return os.path.join(data_dir, f"epoch_{epoch:03d}")
+
+
+def epoch_of(shard_path):
+    """The epoch a shard belongs to, from its directory's name."""
+    return int(os.path.basename(os.path.dirname(shard_path))[len("epoch_"):])
 
 
 def list_shards(data_dir, epochs=None):
@@ -59,6 +68,41 @@ def shard_num_steps(path):
     return _read_fields(path, ["actions"])["actions"].size
 
 
+def set_aside(path, error):
+    """Reports a damaged shard once and renames it to *.damaged, so that from now on every
+    reader skips it and its steps count as not stored."""
+    logging.warning("Skipping %s; moved aside as %s", error, os.path.basename(path) + DAMAGED_SUFFIX)
+    try:
+        os.replace(path, path + DAMAGED_SUFFIX)
+    except OSError:
+        pass  # a read-only copy (such as the gs:// cache): skipped again, reported again
+
+
+def stored_steps(data_dir, epoch):
+    """Agent steps (over all envs) stored for `epoch` in readable shards."""
+    total = 0
+    for path in list_shards(data_dir, [epoch]):
+        try:
+            total += shard_num_steps(path)
+        except ValueError as e:
+            set_aside(path, e)
+    return total
+
+
+def read_shards(data_dir, epochs=None, skip=()):
+    """Yields (path, arrays) of each shard of `epochs` not in `skip`, in order; (path, None)
+    for a damaged one, which is set aside."""
+    for path in list_shards(data_dir, epochs):
+        if path in skip:
+            continue
+        try:
+            shard = load_shard(path)
+        except ValueError as e:
+            set_aside(path, e)
+            shard = None
+        yield path, shard
+
+
 def load_shard(path):
     """The arrays of one shard; raises ValueError if it is not a readable, complete shard."""
     shard = _read_fields(path, FIELDS)
@@ -81,7 +125,10 @@ class RolloutWriter:
         self.data_dir = data_dir
         self.directory = epoch_dir(data_dir, epoch)
         self.num_envs = num_envs
-        self._next_shard = len(list_shards(data_dir, [epoch]))
+        # After the last shard ever written, damaged ones included, so no name is reused.
+        numbers = [int(os.path.basename(p).split("_")[1].split(".")[0])
+                   for p in glob.glob(os.path.join(self.directory, "shard_*.npz*"))]
+        self._next_shard = max(numbers, default=-1) + 1
         self._next_episode_id = _max_episode_id(data_dir) + 1
         self._episode_ids = self._new_episode_ids(np.ones(num_envs, bool), np.zeros(num_envs, np.int64))
         self._firsts = np.ones(num_envs, bool)  # envs are fresh from a reset
@@ -162,11 +209,8 @@ class RolloutData:
 def read_rollouts(data_dir, epochs=None):
     """Every episode (or episode part) stored in `data_dir`, joined across shards."""
     pieces, order, shards, skipped = {}, [], [], []
-    for path in list_shards(data_dir, epochs):
-        try:
-            shard = load_shard(path)
-        except ValueError as e:
-            logging.warning("Skipping %s", e)
+    for path, shard in read_shards(data_dir, epochs):
+        if shard is None:
             skipped.append(path)
             continue
         shards.append(path)
@@ -189,36 +233,3 @@ def read_rollouts(data_dir, epochs=None):
             starts_at_reset=bool(joined["firsts"][0]),
             complete=bool(joined["firsts"][0] and joined["dones"][-1])))
     return RolloutData(episodes, shards, skipped)
-
-
-def window_dataset(data_dir, num_context_frames, num_target_frames, epochs=None, shuffle=True,
-                   seed=None):
-    """A tf.data.Dataset of fixed-length windows that never cross an episode boundary.
-
-    Each element has `frames` [L, H, W, C] uint8, `actions` [L] int32, `rewards` [L] int32
-    (clipped, -1..1) and `raw_rewards` [L] float32 with L = context + target frames:
-    frames[:num_context_frames] are the model's input, the rest its targets; actions[i] was
-    taken on frames[i] and rewards[i] followed it.
-    """
-    import tensorflow as tf  # only window_dataset needs TensorFlow
-
-    window = num_context_frames + num_target_frames
-    episodes = [e for e in read_rollouts(data_dir, epochs).episodes if len(e) >= window]
-    if not episodes:
-        raise ValueError(f"no episode in {data_dir} has the {window} steps a window needs")
-    offsets = np.cumsum([0] + [len(e) for e in episodes])
-    starts = np.concatenate([np.arange(o, o + len(e) - window + 1) for o, e in zip(offsets, episodes)])
-    frames = tf.constant(np.concatenate([e.frames for e in episodes]))
-    actions = tf.constant(np.concatenate([e.actions for e in episodes]))
-    rewards = tf.constant(np.concatenate([e.rewards for e in episodes]).astype(np.int32))
-    raw_rewards = tf.constant(np.concatenate([e.raw_rewards for e in episodes]))
-
-    def gather(start):
-        index = start + tf.range(window, dtype=start.dtype)
-        return dict(frames=tf.gather(frames, index), actions=tf.gather(actions, index),
-                    rewards=tf.gather(rewards, index), raw_rewards=tf.gather(raw_rewards, index))
-
-    dataset = tf.data.Dataset.from_tensor_slices(starts.astype(np.int64))
-    if shuffle:
-        dataset = dataset.shuffle(len(starts), seed=seed, reshuffle_each_iteration=True)
-    return dataset.map(gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)

@@ -13,7 +13,7 @@ the next frame as a 256-way softmax per pixel and channel, and the reward as 3 c
              encoder's input at that resolution (U-Net skip), layer norm
     output:  pointwise Dense(channels x 256) -> per-pixel, per-channel logits
 
-Features are windows from `storage.window_dataset`: frames [B, L, H, W, C] uint8, actions
+Features are windows from `FrameStore.window_dataset`: frames [B, L, H, W, C] uint8, actions
 [B, L], rewards [B, L] in -1..1; frame i+1 follows action i, which earned reward i.
 
 Every world model has the interface of `rlkit.models.world_model`: built from its hparams, the
@@ -132,7 +132,7 @@ class NextFrameBasicDeterministic(keras.Model):
         """context_frames [B, k, H, W, C] uint8, actions [B], the recurrent state (None: the
         initial one) and, for the stochastic model, latent bits [B, bits] -> (pixel logits
         [B, H, W, C, 256], reward logits [B, 3], the next recurrent state)."""
-        hparams = self.hparams
+        assert context_frames.shape[1] == self.hparams.num_context_frames, context_frames.shape
         x = stack_frames(context_frames, self.compute_dtype)
         batch, height, width = tf.shape(x)[0], tf.shape(x)[1], tf.shape(x)[2]
         if state is None:

@@ -10,7 +10,7 @@ number of actions of the env it models, which come from the env, never from the 
         [B] in {-1, 0, 1}; a stochastic model samples its latent at `temperature`, a
         deterministic one ignores it
     loss_and_metrics(features, step, training) -> (loss, metrics)
-        on windows of stored experience (`storage.window_dataset`) at training step `step`
+        on windows of stored experience (`FrameStore.window_dataset`) at training step `step`
         (for the models' schedules); metrics hold at least FRAME_METRICS
     infer(features) -> {"frames", "rewards"} predicted after each window's context
 

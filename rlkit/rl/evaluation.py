@@ -76,29 +76,22 @@ def policy_scalars(results):
             for name, summary in results.items() for kind in ("unclipped", "clipped")}
 
 
-def reward_accuracy(model, episodes, lengths, num_rollouts, temperature, seed):
+def reward_accuracy(model, store, lengths, num_rollouts, temperature, seed, epochs=None):
     """{"reward_accuracy/at_{n}": share of rollouts whose first n predicted rewards all match}.
 
-    Rollouts start from random real context windows of `episodes` (held out from training)
-    and are fed the real actions; all run as one batch. Returns {} (with a warning) if no
-    episode is long enough.
+    Rollouts start from random real context windows of a FrameStore's `epochs` (held out from
+    training) and are fed the real actions; all run as one batch. Returns {} (with a warning)
+    if no episode is long enough.
     """
     context, horizon = model.hparams.num_context_frames, max(lengths)
-    long_enough = [e for e in episodes if len(e) >= context + horizon]
-    if not long_enough:
+    windows = store.windows(np.random.default_rng(seed), num_rollouts, context + horizon, epochs)
+    if windows is None:
         logging.warning("No held-out episode has %d steps: reward accuracy skipped", context + horizon)
         return {}
-    rng = np.random.default_rng(seed)
-    windows = []
-    for _ in range(num_rollouts):
-        episode = long_enough[rng.integers(len(long_enough))]
-        start = rng.integers(len(episode) - context - horizon + 1)
-        windows.append((episode, start))
-    history = np.stack([e.frames[s:s + context] for e, s in windows])
     # actions[t] was taken on frames[t] and rewards[t] followed it: the first predicted frame
-    # is frames[start + context], after actions[start + context - 1].
-    actions = np.stack([e.actions[s + context - 1:s + context - 1 + horizon] for e, s in windows])
-    real_rewards = np.stack([e.rewards[s + context - 1:s + context - 1 + horizon] for e, s in windows])
-    _, predicted, _, _ = imagine(model, history, actions, temperature=temperature)
+    # is frames[context], after actions[context - 1].
+    actions = windows["actions"][:, context - 1:context - 1 + horizon]
+    real_rewards = windows["rewards"][:, context - 1:context - 1 + horizon]
+    _, predicted, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature)
     correct = predicted == real_rewards
     return {f"reward_accuracy/at_{n}": float(np.mean(correct[:, :n].all(axis=1))) for n in lengths}

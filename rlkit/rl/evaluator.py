@@ -22,7 +22,7 @@ import tensorflow as tf
 from absl import flags, logging
 
 from rlkit import cli, gcs
-from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.experience import random_policy
 from rlkit.data_generators.make_env import action_space_of, frame_shape
 from rlkit.errors import UserError
@@ -61,22 +61,22 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
         agents = [("random", random_policy(action_space, seed))]
     else:
         agents = [(label, load_policy(path, observation_shape)) for label, path in find_policies(policy_dir, all_epochs)]
-    model = episodes = None
+    model = store = None
     if mode in ("agent_simulated", "model"):
         model = load_world_model(hparams.world_model, wm_dir, frame_shape(hparams), int(action_space.n))
-        episodes = storage.read_rollouts(data_dir).episodes
-        if not episodes:
+        store = FrameStore(data_dir)
+        if not store.episodes:
             raise UserError(f"no readable episodes in --data_dir={data_dir!r}")
     summary = {}
     for label, act in agents:
         if mode == "agent_real":
             results, recordings = evaluation.evaluate_policy(hparams, act, seed, num_debug_videos)
         elif mode == "agent_simulated":
-            simulated_env = SimulatedBatchEnv(model, episodes, hparams.eval_batch_size, action_space)
+            simulated_env = SimulatedBatchEnv(model, store, hparams.eval_batch_size, action_space)
             results, recordings = evaluation.evaluate_in_world_model(hparams, act, simulated_env, seed,
                                                                      num_debug_videos)
         else:
-            results = evaluation.reward_accuracy(model, episodes, hparams.reward_accuracy_lengths,
+            results = evaluation.reward_accuracy(model, store, hparams.reward_accuracy_lengths,
                                                  hparams.reward_accuracy_rollouts, 1.0, seed)
             recordings = {}
         summary[label] = results

@@ -28,7 +28,7 @@ from absl import flags, logging
 
 from rlkit import cli, gcs
 from rlkit.display import open_window
-from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import action_space_of, frame_shape, make_batch_env
 from rlkit.errors import UserError
@@ -99,13 +99,14 @@ class Column:
 class Player:
     """The game state behind the window: a real env and/or a world model, stepped together."""
 
-    def __init__(self, mode, hparams, model=None, episodes=None, policy=None, seed=0, zoom=3):
+    def __init__(self, mode, hparams, model=None, store=None, policy=None, seed=0, zoom=3):
+        """store: a FrameStore of real data that simulated mode starts the model from."""
         self.mode, self.hparams, self.model, self.policy, self.zoom = mode, hparams, model, policy, zoom
         self.context = hparams.frame_stack_size
         self.real_env = FrameStack(make_batch_env(hparams, 1), self.context) if mode != "simulated" else None
         self.action_meanings = action_space_of(hparams)[1]
-        self.starts = [e for e in (episodes or []) if e.starts_at_reset and len(e) >= self.context]
-        if mode == "simulated" and not self.starts:
+        self.store = store
+        if mode == "simulated" and not (store and store.chosen_episodes(None, self.context, from_start=True)):
             raise UserError(f"no stored episode start with {self.context} frames to begin the world model from")
         self.real = Column("real") if mode != "simulated" else None
         self.simulated = Column("model") if mode != "real" else None
@@ -127,8 +128,7 @@ class Player:
             frames = stack[0]
             self.real.start(frames)
         else:
-            episode = self.starts[self.rng.integers(len(self.starts))]
-            frames = episode.frames[:self.context]
+            frames = self.store.random_window(self.rng, self.context, from_start=True)
         if self.simulated is not None:
             self.simulated.start(frames)
             self.state = None  # imagine starts the model's recurrent state afresh
@@ -260,7 +260,7 @@ FLAGS = flags.FLAGS
 def main(argv):
     del argv
     hparams = cli.load_hparams(FLAGS, run_dirs=[FLAGS.wm_dir, FLAGS.policy_dir])
-    model = episodes = policy = None
+    model = store = policy = None
     # Everything is loaded and checked before a window opens.
     if FLAGS.mode != "real":
         if not FLAGS.wm_dir:
@@ -275,11 +275,11 @@ def main(argv):
         if not FLAGS.episodes_data_dir:
             raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")
         epochs = None if FLAGS.epoch is None else [FLAGS.epoch]
-        episodes = storage.read_rollouts(gcs.local_input(FLAGS.episodes_data_dir), epochs).episodes
+        store = FrameStore(gcs.local_input(FLAGS.episodes_data_dir), epochs)
     if FLAGS.policy_dir:
         path = find_policies(gcs.local_input(FLAGS.policy_dir), all_epochs=False)[-1][1]
         policy = load_policy(path, (hparams.frame_stack_size,) + frame_shape(hparams))
-    player = Player(FLAGS.mode, hparams, model, episodes, policy, FLAGS.seed, FLAGS.zoom)
+    player = Player(FLAGS.mode, hparams, model, store, policy, FLAGS.seed, FLAGS.zoom)
     if FLAGS.dry_run:
         dry_run(player)
         logging.info("Dry run: %d steps; the last frame numbers: %s", len(player.recorded),

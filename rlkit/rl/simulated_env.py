@@ -2,8 +2,8 @@
 
 Each env keeps its last `num_context_frames` frames and the model's recurrent state; all envs
 step together through `imagine`, and rewards come from the reward head.
-`reset` starts every env from a random window of real frames (env 0 from the start of a real
-episode, so the policy also learns the game's opening). The env never ends an episode itself:
+`reset` starts every env from a random window of real frames of a FrameStore (env 0 from the
+start of a real episode, so the policy also learns the game's opening). The env never ends an episode itself:
 as in SimPLe, the model-based loop resets it before every fixed-length PPO rollout, and PPO
 bootstraps from the value of the last frame.
 """
@@ -16,12 +16,12 @@ from rlkit.models.world_model import imagine
 
 
 class SimulatedBatchEnv(BatchEnv):
-    def __init__(self, model, episodes, num_envs, action_space, action_meanings=None, temperature=1.0):
+    def __init__(self, model, store, num_envs, action_space, action_meanings=None, temperature=1.0, epochs=None):
+        """store: a FrameStore of real experience; epochs: those it starts from (default all)."""
         self.model = model
         self.context = model.hparams.num_context_frames
-        self.episodes = [e for e in episodes if len(e) >= self.context]
-        self.starts = [e for e in self.episodes if e.starts_at_reset]
-        if not self.starts:
+        self.store, self.epochs = store, epochs
+        if not store.chosen_episodes(epochs, self.context, from_start=True):
             raise ValueError("the world model's env needs at least one stored episode start "
                              f"with {self.context} frames")
         self.temperature = temperature
@@ -32,15 +32,8 @@ class SimulatedBatchEnv(BatchEnv):
 
     def initial_windows(self):
         """[N, k, H, W, C] real frames: env 0 from an episode start, the others anywhere."""
-        windows = []
-        for env in range(self.num_envs):
-            if env == 0:
-                episode, start = self.starts[self._rng.integers(len(self.starts))], 0
-            else:
-                episode = self.episodes[self._rng.integers(len(self.episodes))]
-                start = self._rng.integers(len(episode) - self.context + 1)
-            windows.append(episode.frames[start:start + self.context])
-        return np.stack(windows)
+        return np.stack([self.store.random_window(self._rng, self.context, from_start=env == 0, epochs=self.epochs)
+                         for env in range(self.num_envs)])
 
     def _reset(self, seed):
         if seed is not None:

@@ -38,7 +38,8 @@ from rlkit.checkpoints import restore_latest
 from rlkit.data_generators import storage
 from rlkit.data_generators.atari import is_atari_game
 from rlkit.data_generators.batch_env import FrameStack
-from rlkit.data_generators.experience import collect_experience, stored_steps
+from rlkit.data_generators.experience import collect_experience
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import frame_shape, make_batch_env
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
@@ -99,13 +100,14 @@ class PolicyTrainer:
     def export_path(self, epoch):
         return os.path.join(self.policy_dir, f"epoch_{epoch}")
 
-    def train_in_world_model(self, model, episodes, epoch):
-        """The learner inside `model` up to this epoch's iteration target, then the export policy/epoch_K."""
+    def train_in_world_model(self, model, store, data_epochs, epoch):
+        """The learner inside `model`, started from real frames of the store's `data_epochs`, up
+        to this epoch's iteration target; then the export policy/epoch_K."""
         hparams = self.hparams
         target = hparams.simulated_ppo_iterations * (epoch + 1)
         if int(self.iteration) < target:
-            env = SimulatedBatchEnv(model, episodes, hparams.simulated_num_envs, self.action_space,
-                                    self.action_meanings, hparams.simulated_temperature)
+            env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, self.action_space,
+                                    self.action_meanings, hparams.simulated_temperature, data_epochs)
             # Every rollout starts from new real frames: SimPLe's fixed-length simulated rollouts.
             train_on_policy(self.learner, FrameStack(env, hparams.frame_stack_size), self.iteration,
                             self.simulated_steps, target, hparams.simulated_ppo_iterations * hparams.epochs,
@@ -120,7 +122,7 @@ def collect_real_with_learner(hparams, env, data_dir, trainer, seed):
     """The first collection with the learner learning on the real env as it collects
     (data/epoch_000). The learner is checkpointed with every shard, so both resume together."""
     target = steps_per_collection(hparams)
-    done = stored_steps(data_dir, 0)
+    done = storage.stored_steps(data_dir, 0)
     if done >= target:
         return
     steps_per_iteration = env.num_envs * trainer.learner.hparams.rollout_length
@@ -149,14 +151,15 @@ def collect_real(hparams, env, data_dir, data_epoch, act, seed):
                        seed + 100_003 * data_epoch, act, hparams.frame_stack_size)
 
 
-def evaluate_epoch(hparams, trainer, model, heldout_episodes, epoch, seed):
-    """Real-env returns over the eval grid and world-model reward accuracy on held-out data.
+def evaluate_epoch(hparams, trainer, model, store, epoch, seed):
+    """Real-env returns over the eval grid and world-model reward accuracy on the data the
+    model has not been trained on yet (data/epoch_{epoch+1}).
 
     Returns (the JSON summary, the TensorBoard scalars)."""
     policy_results, _ = evaluation.evaluate_policy(hparams, trainer.learner.act, seed + epoch)
-    accuracy = evaluation.reward_accuracy(model, heldout_episodes, hparams.reward_accuracy_lengths,
+    accuracy = evaluation.reward_accuracy(model, store, hparams.reward_accuracy_lengths,
                                           hparams.reward_accuracy_rollouts, hparams.simulated_temperature,
-                                          seed + epoch)
+                                          seed + epoch, epochs=[epoch + 1])
     real_steps = steps_per_collection(hparams) * (epoch + 2)
     scalars = dict(evaluation.policy_scalars(policy_results), **accuracy)
     scalars["loop/epoch"] = epoch
@@ -195,7 +198,7 @@ def train(hparams, output_dir, seed):
     @contextlib.contextmanager
     def stage(epoch, name, description):
         """Logs the stage with the loop's progress; its wall time goes to stage_seconds[name]."""
-        real_steps = sum(stored_steps(data_dir, e) for e in range(epoch + 2))
+        real_steps = sum(storage.stored_steps(data_dir, e) for e in range(epoch + 2))
         logging.info("=== epoch %d/%d: %s | %s", epoch, hparams.epochs, description,
                      loop.line(epoch, real_steps=real_steps))
         start = time.monotonic()
@@ -207,6 +210,8 @@ def train(hparams, output_dir, seed):
             collect_real(hparams, real_env, data_dir, 0, None, seed)
         else:
             collect_real_with_learner(hparams, real_env, data_dir, trainer, seed)
+    # All real data, held compactly; each stage reads only the shards written since the last.
+    store = FrameStore(data_dir)
     for epoch in range(hparams.epochs):
         if os.path.exists(os.path.join(eval_dir, f"epoch_{epoch}.json")):
             loop = Progress(hparams.epochs, epoch + 1, unit="epochs")  # ETA from this process's epochs
@@ -214,15 +219,15 @@ def train(hparams, output_dir, seed):
         seen = list(range(epoch + 1))
         target = world_model_target(hparams, epoch)
         with stage(epoch, "world_model", f"world model to step {target:,}"):
-            train_world_model(estimator, data_dir, seed + epoch, target, seen)
+            store.update()
+            train_world_model(estimator, store, seed + epoch, target, seen)
         with stage(epoch, "policy", f"{hparams.base_algo} inside the world model"):
-            episodes = storage.read_rollouts(data_dir, seen).episodes
-            trainer.train_in_world_model(estimator.model, episodes, epoch)
+            trainer.train_in_world_model(estimator.model, store, seen, epoch)
         with stage(epoch, "collection", "real collection with the policy"):
             collect_real(hparams, real_env, data_dir, epoch + 1, trainer.learner.act, seed)
         with stage(epoch, "evaluation", "evaluation"):
-            heldout = storage.read_rollouts(data_dir, [epoch + 1]).episodes
-            results, scalars = evaluate_epoch(hparams, trainer, estimator.model, heldout, epoch, seed)
+            store.update()
+            results, scalars = evaluate_epoch(hparams, trainer, estimator.model, store, epoch, seed)
         # Wall time of this process's stages, for benchmarks; a resumed epoch counts its part only.
         save_epoch_results(eval_dir, results, scalars, stage_seconds)
         stage_seconds = {}

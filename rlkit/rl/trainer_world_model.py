@@ -15,6 +15,7 @@ from absl import flags, logging
 
 from rlkit import cli, gcs
 from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import action_space_of
 from rlkit.errors import UserError
 from rlkit.models.registry import get_model
@@ -23,17 +24,15 @@ from rlkit.rl.world_model_training import train_world_model, world_model_estimat
 ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
 
 
-def data_env(data_dir):
-    """(frame shape, number of actions) of the env `data_dir` was collected on: the frames of
-    its first shard, and the actions of the game its run's hparams.json names (ALE's full set
-    when the data has no run next to it)."""
-    frame_shape = storage.load_shard(storage.list_shards(data_dir)[0])["frames"].shape[2:]
+def num_actions_of(data_dir):
+    """The actions of the game that the run which collected `data_dir` names in its
+    hparams.json (ALE's full set when the data has no run next to it)."""
     run = cli.find_saved_hparams(data_dir)
     if run is None or "game" not in run:
         logging.info("No run hparams next to %s: the world model takes ALE's %d actions", data_dir,
                      ALE_FULL_ACTION_SET)
-        return frame_shape, ALE_FULL_ACTION_SET
-    return frame_shape, int(action_space_of(run)[0].n)
+        return ALE_FULL_ACTION_SET
+    return int(action_space_of(run)[0].n)
 
 
 def define_flags():
@@ -56,11 +55,11 @@ def main(argv):
                             "collection (python -m rlkit.data_generators.collect)")
 
     with cli.start_run(FLAGS, check=check) as (hparams, output_dir):
-        frame_shape, num_actions = data_env(data_dir)
+        store = FrameStore(data_dir)
         keras.utils.set_random_seed(FLAGS.seed)
-        estimator = world_model_estimator(hparams, output_dir, frame_shape, num_actions)
+        estimator = world_model_estimator(hparams, output_dir, store.frame_shape, num_actions_of(data_dir))
         cli.write_operative_config(output_dir)
-        train_world_model(estimator, data_dir, FLAGS.seed, hparams.train_steps)
+        train_world_model(estimator, store, FLAGS.seed, hparams.train_steps)
 
 
 if __name__ == "__main__":

@@ -8,42 +8,44 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from rlkit.data_generators import storage
 from rlkit.errors import UserError
 from rlkit.models.estimator import Estimator
 from rlkit.models.world_model import imagine
 
 
-def window_input_fn(data_dir, hparams, seed, data_epochs=None):
-    """Shuffled, repeated batches of context + target windows from `data_dir`."""
+def window_input_fn(store, hparams, seed, data_epochs=None):
+    """Shuffled, repeated batches of context + target windows from a FrameStore."""
     try:
-        windows = storage.window_dataset(data_dir, hparams.num_context_frames, hparams.num_target_frames,
-                                         epochs=data_epochs, seed=seed)
+        windows = store.window_dataset(hparams.num_context_frames, hparams.num_target_frames, seed=seed,
+                                       epochs=data_epochs)
     except ValueError as e:
         raise UserError(str(e)) from None
     dataset = windows.repeat().batch(hparams.batch_size, drop_remainder=True).prefetch(2)
     return lambda: dataset
 
 
-def dream_image(model, episode, hparams, start=0):
+def dream_image(model, window, hparams):
     """Dream and real frames side by side, one row per step, with |dream - real| in a third column.
 
-    The model starts from the episode's real context at `start` and then sees only its own
-    predictions and the real actions.
+    The model starts from the window's real context and then sees only its own predictions and
+    the window's real actions.
     """
-    context, length = hparams.num_context_frames, hparams.dream_length
-    first = start + context  # the first predicted frame follows the action taken on the last context frame
-    dream, _, _, _ = imagine(model, episode.frames[start:first][None], episode.actions[first - 1:first - 1 + length][None])
-    real = episode.frames[first:first + length]
+    context = hparams.num_context_frames  # the window holds context + dream_length steps
+    # The first predicted frame follows the action taken on the last context frame.
+    dream, _, _, _ = imagine(model, window["frames"][None, :context], window["actions"][None, context - 1:-1])
+    real = window["frames"][context:]
     difference = np.abs(dream[0].astype(np.int16) - real.astype(np.int16)).astype(np.uint8)
     return np.concatenate(np.concatenate([dream[0], real, difference], axis=2), axis=0)
 
 
-def dream_episode(data_dir, hparams, data_epochs=None):
-    """The longest stored episode, if it is long enough for a dream rollout."""
-    needed = hparams.num_context_frames + hparams.dream_length
-    episodes = [e for e in storage.read_rollouts(data_dir, data_epochs).episodes if len(e) >= needed]
-    return max(episodes, key=len) if episodes else None
+def dream_window(store, hparams, data_epochs=None):
+    """The opening of the longest stored episode, if it is long enough for a dream rollout."""
+    length = hparams.num_context_frames + hparams.dream_length
+    episodes = store.chosen_episodes(data_epochs, length)
+    if not episodes:
+        return None
+    longest = max(episodes, key=lambda i: len(store.episodes[i]))
+    return store.window(longest, 0, length)
 
 
 def world_model_estimator(hparams, output_dir, frame_shape, num_actions):
@@ -55,19 +57,19 @@ def world_model_estimator(hparams, output_dir, frame_shape, num_actions):
                      keep_checkpoints=hparams.keep_checkpoints, mixed_precision=hparams.mixed_precision)
 
 
-def train_world_model(estimator, data_dir, seed, max_steps, data_epochs=None):
-    """Trains (or resumes) to global step `max_steps` on the stored `data_epochs` (default all),
-    with dream summaries at every checkpoint; returns the evaluation metrics."""
+def train_world_model(estimator, store, seed, max_steps, data_epochs=None):
+    """Trains (or resumes) to global step `max_steps` on the `data_epochs` (default all) of a
+    FrameStore, with dream summaries at every checkpoint; returns the evaluation metrics."""
     hparams = estimator.hparams
-    input_fn = window_input_fn(data_dir, hparams, seed, data_epochs)
-    episode = dream_episode(data_dir, hparams, data_epochs)
-    if episode is None:
+    input_fn = window_input_fn(store, hparams, seed, data_epochs)
+    window = dream_window(store, hparams, data_epochs)
+    if window is None:
         logging.warning("No stored episode has %d steps: no dream summaries",
                         hparams.num_context_frames + hparams.dream_length)
 
     def write_dream(step):
-        if episode is not None:
-            image = dream_image(estimator.model, episode, hparams)
+        if window is not None:
+            image = dream_image(estimator.model, window, hparams)
             estimator.write_summaries("dream", step, {}, images={"dream_real_difference": image[None]})
 
     estimator.train(input_fn, max_steps=max_steps, after_checkpoint=write_dream)

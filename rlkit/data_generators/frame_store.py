@@ -1,0 +1,246 @@
+"""One store for every stored step of a data dir, whose memory stays small as runs grow.
+
+Each frame is held once, compressed on its own with zlib (level 1): on Pong's 105x80 RGB
+frames that is ~370 bytes a frame instead of 25,200 (68x; scripts/bench_data.py measures it),
+and any frame decodes alone in ~50 us, so windows and frame stacks are assembled by index when
+they are sampled. Actions, rewards and dones are small numpy arrays. `update()` reads the
+shards written since the last call and nothing else, so a store follows a growing collection.
+
+Who uses it: world-model training (`window_dataset`), the simulated env's starting windows
+and the player's (`random_window`), reward accuracy and dream rollouts (`windows`, `window`),
+and off-policy replay (`transition_indices`, `stacked_transitions`, `transition_dataset`).
+
+Positions: a step is a global index (the order the store read it); an episode is a list of
+global indices, so an episode spanning shards is one sequence. A window never crosses an
+episode's end; a frame stack at an episode's first steps repeats its first frame, as
+`batch_env.FrameStack` does when acting.
+"""
+
+import dataclasses
+import zlib
+
+import numpy as np
+
+from rlkit.data_generators import storage
+
+COMPRESSION_LEVEL = 1  # level 6 packs ~2x tighter but encodes 3x slower; decoding costs the same
+
+
+@dataclasses.dataclass
+class StoredEpisode:
+    """One episode's (or the stored part of one's) steps, as global indices into the store."""
+    episode_id: int
+    epoch: int
+    indices: np.ndarray      # [T] global step indices, in time order
+    starts_at_reset: bool    # its first step is the episode's first
+    complete: bool           # ...and its last step ended it
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class FrameStore:
+    """The steps stored in `data_dir` (only its `epochs`, if given), frames compressed one by one."""
+
+    def __init__(self, data_dir, epochs=None):
+        self.data_dir = data_dir
+        self.epochs = None if epochs is None else list(epochs)
+        self.episodes = []          # StoredEpisode, in the order first seen
+        self.shards = []            # paths read
+        self.skipped = []           # damaged shards, skipped (and moved aside, see storage)
+        self.frame_shape = None
+        self._frames = []           # compressed bytes per global step
+        self._columns = {name: [] for name in ("actions", "rewards", "raw_rewards", "dones")}
+        self._arrays = None         # the columns joined, rebuilt after an update
+        self._by_id = {}            # episode id -> StoredEpisode
+        self.update()
+
+    @property
+    def num_steps(self):
+        return len(self._frames)
+
+    @property
+    def compressed_bytes(self):
+        return sum(len(frame) for frame in self._frames)
+
+    def update(self):
+        """Reads the shards written since the last call; returns how many steps they added."""
+        before, read = self.num_steps, set(self.shards)
+        for path, shard in storage.read_shards(self.data_dir, self.epochs, skip=read):
+            if shard is None:
+                self.skipped.append(path)
+                continue
+            self._add_shard(path, shard)
+        self._arrays = None
+        return self.num_steps - before
+
+    def _add_shard(self, path, shard):
+        epoch = storage.epoch_of(path)
+        num_envs, num_steps = shard["actions"].shape
+        self.frame_shape = shard["frames"].shape[2:]
+        for env in range(num_envs):
+            ids = shard["episode_ids"][env]
+            boundaries = np.flatnonzero(np.diff(ids)) + 1
+            for start, end in zip(np.r_[0, boundaries], np.r_[boundaries, num_steps]):
+                first = self.num_steps
+                self._frames += [zlib.compress(frame.tobytes(), COMPRESSION_LEVEL)
+                                 for frame in shard["frames"][env, start:end]]
+                for name, column in self._columns.items():
+                    column.append(shard[name][env, start:end])
+                self._add_piece(int(ids[start]), epoch, np.arange(first, self.num_steps),
+                                bool(shard["firsts"][env, start]), bool(shard["dones"][env, end - 1]))
+        self.shards.append(path)
+
+    def _add_piece(self, episode_id, epoch, indices, first, done):
+        episode = self._by_id.get(episode_id)
+        if episode is None:
+            episode = StoredEpisode(episode_id, epoch, indices, starts_at_reset=first, complete=first and done)
+            self._by_id[episode_id] = episode
+            self.episodes.append(episode)
+        else:  # the episode continues from an earlier shard
+            episode.indices = np.concatenate([episode.indices, indices])
+            episode.complete = episode.starts_at_reset and done
+
+    def _column(self, name):
+        if self._arrays is None:
+            self._arrays = {n: np.concatenate(c) if c else np.zeros(0) for n, c in self._columns.items()}
+            # Where each global step sits: its episode and its position there (for frame stacks).
+            self._arrays["episode"] = np.zeros(self.num_steps, np.int64)
+            self._arrays["position"] = np.zeros(self.num_steps, np.int64)
+            for i, episode in enumerate(self.episodes):
+                self._arrays["episode"][episode.indices] = i
+                self._arrays["position"][episode.indices] = np.arange(len(episode))
+        return self._arrays[name]
+
+    def frames(self, indices):
+        """Decoded frames [..., H, W, C] uint8 of the global steps `indices` (any shape)."""
+        indices = np.asarray(indices)
+        flat = [np.frombuffer(zlib.decompress(self._frames[i]), np.uint8) for i in indices.ravel()]
+        return np.stack(flat).reshape(indices.shape + tuple(self.frame_shape))
+
+    # Windows: consecutive steps of one episode.
+
+    def chosen_episodes(self, epochs=None, min_length=1, from_start=False):
+        """Indices of the episodes of `epochs` (default all) with at least `min_length` steps."""
+        return [i for i, e in enumerate(self.episodes)
+                if len(e) >= min_length and (epochs is None or e.epoch in epochs)
+                and (e.starts_at_reset or not from_start)]
+
+    def window_starts(self, length, epochs=None):
+        """[M, 2] (episode index, start) of every window of `length` steps inside one episode."""
+        pairs = [np.stack([np.full(len(self.episodes[i]) - length + 1, i), np.arange(len(self.episodes[i]) - length + 1)],
+                          axis=1) for i in self.chosen_episodes(epochs, length)]
+        return np.concatenate(pairs).astype(np.int64) if pairs else np.zeros((0, 2), np.int64)
+
+    def window(self, episode, start, length):
+        """frames [L, H, W, C] uint8, actions [L] int32, rewards [L] int32 (clipped), raw_rewards
+        [L] float32 of `length` steps of episode number `episode` from `start`: actions[i] was
+        taken on frames[i] and rewards[i] followed it."""
+        indices = self.episodes[episode].indices[start:start + length]
+        assert len(indices) == length, (episode, start, length)
+        return dict(frames=self.frames(indices), actions=self._column("actions")[indices].astype(np.int32),
+                    rewards=self._column("rewards")[indices].astype(np.int32),
+                    raw_rewards=self._column("raw_rewards")[indices].astype(np.float32))
+
+    def windows(self, rng, count, length, epochs=None):
+        """`count` windows drawn uniformly from all windows of `length` steps, stacked: each
+        field [count, L, ...]. None if no episode has `length` steps."""
+        starts = self.window_starts(length, epochs)
+        if not len(starts):
+            return None
+        chosen = [self.window(e, s, length) for e, s in starts[rng.integers(len(starts), size=count)]]
+        return {name: np.stack([w[name] for w in chosen]) for name in chosen[0]}
+
+    def random_window(self, rng, length, from_start=False, epochs=None):
+        """The frames [length, H, W, C] of a random window: the start of a random episode that
+        began at a reset (from_start), or any window of a random episode long enough."""
+        episodes = self.chosen_episodes(epochs, length, from_start)
+        if not episodes:
+            raise ValueError(f"no stored episode{' start' if from_start else ''} has {length} steps")
+        episode = episodes[rng.integers(len(episodes))]
+        start = 0 if from_start else rng.integers(len(self.episodes[episode]) - length + 1)
+        return self.frames(self.episodes[episode].indices[start:start + length])
+
+    def window_dataset(self, num_context_frames, num_target_frames, seed=None, epochs=None):
+        """A shuffled tf.data.Dataset of every window of context + target steps (of `epochs`),
+        decoded in parallel as it is read; elements are `window`'s dicts."""
+        import tensorflow as tf  # only the datasets need TensorFlow
+
+        length = num_context_frames + num_target_frames
+        starts = self.window_starts(length, epochs)
+        if not len(starts):
+            raise ValueError(f"no episode in {self.data_dir} has the {length} steps a window needs")
+        names, dtypes = ("frames", "actions", "rewards", "raw_rewards"), (tf.uint8, tf.int32, tf.int32, tf.float32)
+
+        def decode(pair):
+            window = self.window(int(pair[0]), int(pair[1]), length)
+            return tuple(window[name] for name in names)
+
+        def load(pair):
+            values = tf.numpy_function(decode, [pair], dtypes, stateful=False)
+            for value, shape in zip(values, [(length,) + tuple(self.frame_shape)] + [(length,)] * 3):
+                value.set_shape(shape)
+            return dict(zip(names, values))
+
+        dataset = tf.data.Dataset.from_tensor_slices(starts).shuffle(len(starts), seed=seed,
+                                                                     reshuffle_each_iteration=True)
+        return dataset.map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+    # Transitions: a frame stack, the action taken on it, its reward and the next stack.
+
+    def transition_indices(self, epochs=None):
+        """Global steps that make a whole transition: all but the last stored step of an episode
+        that did not end there (its next observation was not stored)."""
+        chosen = [self.episodes[i] for i in self.chosen_episodes(epochs)]
+        parts = [e.indices if self._column("dones")[e.indices[-1]] else e.indices[:-1] for e in chosen]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def _stack_steps(self, indices, first_offset, last_offset):
+        """[B, n] global steps at positions offset first..last from each of `indices` within its
+        episode, clamped to the episode: the first frame repeats before it, the last after it."""
+        episode, position = self._column("episode")[indices], self._column("position")[indices]
+        offsets = position[:, None] + np.arange(first_offset, last_offset + 1)[None]
+        return np.stack([self.episodes[e].indices[np.clip(o, 0, len(self.episodes[e]) - 1)]
+                         for e, o in zip(episode, offsets)])
+
+    def stacks(self, indices, stack):
+        """Frame stacks [B, stack, H, W, C] ending at the global steps `indices`; at an episode's
+        first steps the stack repeats its first frame."""
+        return self.frames(self._stack_steps(np.asarray(indices), 1 - stack, 0))
+
+    def stacked_transitions(self, indices, stack):
+        """For global steps `indices` (from `transition_indices`): observations and
+        next_observations [B, stack, H, W, C] uint8, actions [B] int32, rewards [B] float32
+        (clipped), dones [B] bool. After a done step the next observation means nothing."""
+        indices = np.asarray(indices)
+        # The two stacks share stack - 1 frames: each of the stack + 1 frames is decoded once.
+        frames = self.frames(self._stack_steps(indices, 1 - stack, 1))
+        return dict(observations=frames[:, :stack], actions=self._column("actions")[indices].astype(np.int32),
+                    rewards=self._column("rewards")[indices].astype(np.float32),
+                    dones=self._column("dones")[indices].astype(bool), next_observations=frames[:, 1:])
+
+    def transition_dataset(self, batch_size, stack, seed=None, epochs=None):
+        """Batches of uniformly sampled stacked transitions as a tf.data.Dataset, assembled in
+        parallel workers (the replay memory of off-policy learners)."""
+        import tensorflow as tf
+
+        candidates = self.transition_indices(epochs)
+        if not len(candidates):
+            raise ValueError(f"no whole transition is stored in {self.data_dir}")
+        names = ("observations", "actions", "rewards", "dones", "next_observations")
+        dtypes = (tf.uint8, tf.int32, tf.float32, tf.bool, tf.uint8)
+        stack_shape = (batch_size, stack) + tuple(self.frame_shape)
+
+        def sample(batch_seed):
+            rng = np.random.default_rng(batch_seed)
+            batch = self.stacked_transitions(candidates[rng.integers(len(candidates), size=batch_size)], stack)
+            return tuple(batch[name] for name in names)
+
+        def load(batch_seed):
+            values = tf.numpy_function(sample, [batch_seed], dtypes, stateful=False)
+            for value, shape in zip(values, [stack_shape] + [(batch_size,)] * 3 + [stack_shape]):
+                value.set_shape(shape)
+            return dict(zip(names, values))
+
+        seeds = tf.data.Dataset.counter(start=0 if seed is None else seed * 1_000_003)
+        return seeds.map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)

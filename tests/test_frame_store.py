@@ -1,0 +1,132 @@
+import resource
+
+import numpy as np
+import pytest
+
+from conftest import collect_random_pong
+from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
+from test_storage import H, W, write_collection
+
+
+def episodes_by_id(data_dir):
+    """The reference: whole episodes read straight from the shards."""
+    return {e.episode_id: e for e in storage.read_rollouts(data_dir).episodes}
+
+
+def test_store_holds_the_same_episodes_as_the_shards(tmp_path):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)
+    store, reference = FrameStore(data_dir), episodes_by_id(data_dir)
+    assert store.num_steps == 60 and store.frame_shape == (H, W, 3)
+    assert [e.episode_id for e in store.episodes] == list(reference)
+    for i, episode in enumerate(store.episodes):
+        expected = reference[episode.episode_id]
+        window = store.window(i, 0, len(episode))
+        np.testing.assert_array_equal(window["frames"], expected.frames)  # joined across shards
+        np.testing.assert_array_equal(window["actions"], expected.actions)
+        np.testing.assert_array_equal(window["rewards"], expected.rewards)
+        np.testing.assert_array_equal(window["raw_rewards"], expected.raw_rewards)
+        assert (episode.starts_at_reset, episode.complete) == (expected.starts_at_reset, expected.complete)
+
+
+def test_windows_stay_inside_episodes_and_match_the_episodes(tmp_path):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)
+    store, reference = FrameStore(data_dir), episodes_by_id(data_dir)
+    windows = list(store.window_dataset(num_context_frames=4, num_target_frames=2, seed=0).as_numpy_iterator())
+    # Valid starts per episode: len - 6 + 1 for episodes of 10, 16, 4 (none), 21, 9 steps.
+    assert len(windows) == 5 + 11 + 16 + 4
+    for window in windows:
+        assert window["frames"].shape == (6, H, W, 3) and window["frames"].dtype == np.uint8
+        env, times = window["frames"][0, 0, 0, 0], window["frames"][:, 0, 0, 1].astype(int)
+        np.testing.assert_array_equal(np.diff(times), 1)  # consecutive steps of one env
+        episode_ends = [9, 25] if env == 0 else [20]
+        assert not any(times[0] <= end < times[-1] for end in episode_ends)  # no boundary inside
+        matches = [e for e in reference.values() for t in range(len(e) - 5)
+                   if np.array_equal(e.frames[t:t + 6], window["frames"])
+                   and np.array_equal(e.actions[t:t + 6], window["actions"])
+                   and np.array_equal(e.rewards[t:t + 6], window["rewards"])]
+        assert len(matches) == 1
+    starts = [tuple(w["frames"][0, 0, 0, :2]) for w in windows]
+    assert len(set(starts)) == len(starts)
+    with pytest.raises(ValueError, match="22 steps a window needs"):
+        store.window_dataset(20, 2)
+
+
+def test_frame_stacks_match_what_the_policy_saw(tmp_path):
+    """Stacks from the store equal FrameStack's, padding at episode starts included."""
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)
+    store = FrameStore(data_dir)
+    for episode in store.episodes:
+        frames = store.frames(episode.indices)
+        # FrameStack's rule: k copies of the first frame at the start, then shift in each new one.
+        stack = np.repeat(frames[:1], 4, axis=0)
+        for t in range(len(episode)):
+            if t:
+                stack = np.concatenate([stack[1:], frames[t:t + 1]])
+            np.testing.assert_array_equal(store.stacks([episode.indices[t]], 4)[0], stack)
+
+
+def test_transitions_link_a_stack_to_the_next_and_end_with_episodes(tmp_path):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)
+    store = FrameStore(data_dir)
+    indices = store.transition_indices()
+    # Every step but the last of the 2 episodes cut off by the end of the collection.
+    assert len(indices) == 60 - 2
+    batch = store.stacked_transitions(indices, 4)
+    assert batch["observations"].shape == (58, 4, H, W, 3) and batch["next_observations"].shape == (58, 4, H, W, 3)
+    for i in range(58):
+        if batch["dones"][i]:
+            continue
+        # The next stack is this one shifted by one step of the same env.
+        np.testing.assert_array_equal(batch["next_observations"][i, :-1], batch["observations"][i, 1:])
+        now, later = batch["observations"][i, -1, 0, 0], batch["next_observations"][i, -1, 0, 0]
+        assert now[0] == later[0] and later[1] == now[1] + 1
+    assert batch["dones"].sum() == 3  # the episodes that ended after steps 9, 20 and 25
+    dataset = store.transition_dataset(batch_size=8, stack=4, seed=0)
+    first, again = (next(iter(store.transition_dataset(batch_size=8, stack=4, seed=0))) for _ in range(2))
+    np.testing.assert_array_equal(first["observations"], again["observations"])  # seeded
+    assert next(iter(dataset))["observations"].shape == (8, 4, H, W, 3)
+
+
+def test_update_reads_only_new_shards(tmp_path):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir, num_steps=16)
+    store = FrameStore(data_dir)
+    assert store.num_steps == 32
+    read = list(store.shards)
+    write_collection(data_dir, num_steps=8)  # one more shard, as a collection goes on
+    assert store.update() == 16
+    assert store.shards[:len(read)] == read and len(store.shards) == len(read) + 1
+    assert store.update() == 0
+
+
+def test_damaged_shard_is_reported_once_and_skipped_like_the_resume_logic(tmp_path, caplog):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)
+    last = storage.list_shards(data_dir)[-1]
+    with open(last, "r+b") as f:
+        f.truncate(200)
+    store = FrameStore(data_dir)
+    assert store.skipped == [last] and store.num_steps == 48
+    assert storage.stored_steps(data_dir, 0) == store.num_steps  # both count the same shards
+    assert FrameStore(data_dir).skipped == []  # set aside: reported once
+
+
+def test_memory_of_a_store_stays_small(tmp_path):
+    """A few thousand real Pong steps: compressed frames are a small part of the raw ones, and
+    opening the store grows the process by far less than the raw frames."""
+    data_dir = str(tmp_path / "data")
+    collect_random_pong(data_dir, 1000, num_envs=2)
+    raw_bytes = 2000 * 105 * 80 * 3  # 50 MB
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    store = FrameStore(data_dir)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    assert store.num_steps == 2000
+    assert store.compressed_bytes < raw_bytes / 20
+    assert grown < raw_bytes / 2, grown  # one shard decoded at a time, never all frames
+    np.testing.assert_array_equal(store.frames(store.episodes[0].indices[:3]),
+                                  storage.read_rollouts(data_dir).episodes[0].frames[:3])
