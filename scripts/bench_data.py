@@ -11,7 +11,8 @@ Every measurement runs in a fresh process, so peak RSS (VmHWM) is its own; "abov
 the peak of a process that only imports TensorFlow and builds an empty dataset. Per size:
 bytes on disk, the raw frames' bytes, the store's compressed frames, load time, peak RSS above
 TF, world-model windows/s (context 4 + 6 targets, the SimPLe stochastic model's) and replay
-samples/s (stacks of 4 with the next stack, batches of 32) through the tf.data pipelines. The
+samples/s (stacks of 4 with the next stack, batches of 32; windows through the tf.data
+pipeline, replay batches as a learner draws them). The
 baseline is the window dataset as it was before the store (every frame of the data dir as one
 TF constant), measured up to --baseline_max_steps. The consumers: the SimPLe world model's
 training step (batch 4) and a Nature-CNN DQN update (batch 32, 4x84x84), timed in this run.
@@ -63,16 +64,12 @@ def child_store(data_dir, samples):
     load_seconds = time.perf_counter() - start
     windows = store.window_dataset(CONTEXT, TARGETS, seed=0).batch(4).prefetch(4)
     window_rate = 4 * rate(iter(windows), samples // 4)
-    replay = store.transition_dataset(REPLAY_BATCH, STACK, seed=0).prefetch(4)
-    replay_rate = REPLAY_BATCH * rate(iter(replay), samples // REPLAY_BATCH)
-    indices = store.transition_indices()[:REPLAY_BATCH * 50]
-    start = time.perf_counter()
-    for i in range(0, len(indices), REPLAY_BATCH):
-        store.stacked_transitions(indices[i:i + REPLAY_BATCH], STACK)
-    one_thread_rate = len(indices) / (time.perf_counter() - start)
-    return dict(steps=store.num_steps, compressed_bytes=store.compressed_bytes, load_seconds=load_seconds,
+    rng = __import__("numpy").random.default_rng(0)
+    replay = iter(lambda: store.sample_transitions(rng, REPLAY_BATCH, STACK), None)
+    replay_rate = REPLAY_BATCH * rate(replay, samples // REPLAY_BATCH)
+    return dict(steps=store.num_steps, frame_shape=list(store.frame_shape), compressed_bytes=store.compressed_bytes,
+                load_seconds=load_seconds,
                 windows_per_second=window_rate, replay_per_second=replay_rate,
-                replay_one_thread_per_second=one_thread_rate,
                 raw_bytes=store.num_steps * int(__import__("numpy").prod(store.frame_shape)))
 
 
@@ -183,6 +180,10 @@ def gb(n):
     return f"{n / 1e9:.2f} GB"
 
 
+def mb(n):
+    return f"{n / 1e6:.1f} MB"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data_dirs", help="comma-separated collection output dirs, smallest first")
@@ -206,9 +207,9 @@ def main():
     print(f"consumers: SimPLe world model {consumers['world_model_steps_per_second']:.3f} steps/s x batch "
           f"{consumers['world_model_batch']} = {windows_needed:.2f} windows/s; Nature-CNN DQN "
           f"{consumers['dqn_updates_per_second']:.1f} updates/s x {REPLAY_BATCH} = {replay_needed:.0f} samples/s")
-    print("| steps | on disk | raw frames | store frames | load s | peak RSS above TF | windows/s (x need) "
+    print("| steps | frames | on disk | raw frames | store frames | load s | peak RSS above TF | windows/s (x need) "
           "| replay samples/s (x need) | baseline: peak RSS above TF | baseline windows/s | RSS baseline/store |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     baseline_per_raw_byte = None  # the baseline's memory per raw frame byte, where it was measured
     for data_dir in args.data_dirs.split(","):
         store = run_child("store", data_dir, args.samples)
@@ -227,11 +228,12 @@ def main():
             baseline_cells = f"not run: ~{gb(extrapolated)} at its measured bytes per raw byte | | "
         else:
             baseline_cells = "not run | | "
-        print(f"| {store['steps']:,} | {gb(disk_bytes(data_dir))} | {gb(store['raw_bytes'])} | "
-              f"{gb(store['compressed_bytes'])} | {store['load_seconds']:.0f} | {gb(above)} | "
+        shape = "x".join(map(str, store["frame_shape"]))
+        print(f"| {store['steps']:,} | {shape} | {mb(disk_bytes(data_dir))} | {gb(store['raw_bytes'])} | "
+              f"{mb(store['compressed_bytes'])} | {store['load_seconds']:.0f} | {gb(above)} | "
               f"{store['windows_per_second']:,.0f} ({store['windows_per_second'] / windows_needed:,.0f}x) | "
-              f"{store['replay_per_second']:,.0f} ({store['replay_per_second'] / replay_needed:,.1f}x; one thread "
-              f"{store['replay_one_thread_per_second']:,.0f}) | {baseline_cells} |")
+              f"{store['replay_per_second']:,.0f} ({store['replay_per_second'] / replay_needed:,.1f}x) | "
+              f"{baseline_cells} |")
 
 
 if __name__ == "__main__":

@@ -86,10 +86,9 @@ def test_transitions_link_a_stack_to_the_next_and_end_with_episodes(tmp_path):
         now, later = batch["observations"][i, -1, 0, 0], batch["next_observations"][i, -1, 0, 0]
         assert now[0] == later[0] and later[1] == now[1] + 1
     assert batch["dones"].sum() == 3  # the episodes that ended after steps 9, 20 and 25
-    dataset = store.transition_dataset(batch_size=8, stack=4, seed=0)
-    first, again = (next(iter(store.transition_dataset(batch_size=8, stack=4, seed=0))) for _ in range(2))
+    first, again = (store.sample_transitions(np.random.default_rng(0), 8, 4) for _ in range(2))
     np.testing.assert_array_equal(first["observations"], again["observations"])  # seeded
-    assert next(iter(dataset))["observations"].shape == (8, 4, H, W, 3)
+    assert first["observations"].shape == (8, 4, H, W, 3) and first["actions"].shape == (8,)
 
 
 def test_update_reads_only_new_shards(tmp_path):

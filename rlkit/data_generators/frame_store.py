@@ -1,14 +1,14 @@
 """One store for every stored step of a data dir, whose memory stays small as runs grow.
 
-Each frame is held once, compressed on its own with zlib (level 1): on Pong's 105x80 RGB
-frames that is ~370 bytes a frame instead of 25,200 (68x; scripts/bench_data.py measures it),
-and any frame decodes alone in ~50 us, so windows and frame stacks are assembled by index when
-they are sampled. Actions, rewards and dones are small numpy arrays. `update()` reads the
+Each frame is held once, compressed on its own with LZ4: on Pong's 84x84 grayscale frames
+~270 bytes instead of 7,056, decoded alone in ~5 us (zlib: ~230 bytes, ~14 us; its decoding
+held sampling to a few times what a DQN update consumes), so windows and frame stacks are
+assembled by index when they are sampled. scripts/bench_data.py measures it. Actions, rewards and dones are small numpy arrays. `update()` reads the
 shards written since the last call and nothing else, so a store follows a growing collection.
 
 Who uses it: world-model training (`window_dataset`), the simulated env's starting windows
 and the player's (`random_window`), reward accuracy and dream rollouts (`windows`, `window`),
-and off-policy replay (`transition_indices`, `stacked_transitions`, `transition_dataset`).
+and off-policy replay (`transition_indices`, `stacked_transitions`, `sample_transitions`).
 
 Positions: a step is a global index (the order the store read it); an episode is a list of
 global indices, so an episode spanning shards is one sequence. A window never crosses an
@@ -17,13 +17,12 @@ episode's end; a frame stack at an episode's first steps repeats its first frame
 """
 
 import dataclasses
-import zlib
 
+import lz4.block
 import numpy as np
 
 from rlkit.data_generators import storage
 
-COMPRESSION_LEVEL = 1  # level 6 packs ~2x tighter but encodes 3x slower; decoding costs the same
 
 
 @dataclasses.dataclass
@@ -83,8 +82,7 @@ class FrameStore:
             boundaries = np.flatnonzero(np.diff(ids)) + 1
             for start, end in zip(np.r_[0, boundaries], np.r_[boundaries, num_steps]):
                 first = self.num_steps
-                self._frames += [zlib.compress(frame.tobytes(), COMPRESSION_LEVEL)
-                                 for frame in shard["frames"][env, start:end]]
+                self._frames += [lz4.block.compress(frame.tobytes()) for frame in shard["frames"][env, start:end]]
                 for name, column in self._columns.items():
                     column.append(shard[name][env, start:end])
                 self._add_piece(int(ids[start]), epoch, np.arange(first, self.num_steps),
@@ -115,7 +113,7 @@ class FrameStore:
     def frames(self, indices):
         """Decoded frames [..., H, W, C] uint8 of the global steps `indices` (any shape)."""
         indices = np.asarray(indices)
-        flat = [np.frombuffer(zlib.decompress(self._frames[i]), np.uint8) for i in indices.ravel()]
+        flat = [np.frombuffer(lz4.block.decompress(self._frames[i]), np.uint8) for i in indices.ravel()]
         return np.stack(flat).reshape(indices.shape + tuple(self.frame_shape))
 
     # Windows: consecutive steps of one episode.
@@ -219,28 +217,12 @@ class FrameStore:
                     rewards=self._column("rewards")[indices].astype(np.float32),
                     dones=self._column("dones")[indices].astype(bool), next_observations=frames[:, 1:])
 
-    def transition_dataset(self, batch_size, stack, seed=None, epochs=None):
-        """Batches of uniformly sampled stacked transitions as a tf.data.Dataset, assembled in
-        parallel workers (the replay memory of off-policy learners)."""
-        import tensorflow as tf
-
+    def sample_transitions(self, rng, batch_size, stack, epochs=None):
+        """A batch of `batch_size` transitions drawn uniformly from `transition_indices`, as
+        `stacked_transitions` gives them: the replay sampling of off-policy learners. Plain numpy
+        in the caller's thread: decoding a batch costs a few percent of a DQN update on a CPU,
+        and tf.data's hand-over of the arrays cost more than the decoding (scripts/bench_data.py)."""
         candidates = self.transition_indices(epochs)
         if not len(candidates):
             raise ValueError(f"no whole transition is stored in {self.data_dir}")
-        names = ("observations", "actions", "rewards", "dones", "next_observations")
-        dtypes = (tf.uint8, tf.int32, tf.float32, tf.bool, tf.uint8)
-        stack_shape = (batch_size, stack) + tuple(self.frame_shape)
-
-        def sample(batch_seed):
-            rng = np.random.default_rng(batch_seed)
-            batch = self.stacked_transitions(candidates[rng.integers(len(candidates), size=batch_size)], stack)
-            return tuple(batch[name] for name in names)
-
-        def load(batch_seed):
-            values = tf.numpy_function(sample, [batch_seed], dtypes, stateful=False)
-            for value, shape in zip(values, [stack_shape] + [(batch_size,)] * 3 + [stack_shape]):
-                value.set_shape(shape)
-            return dict(zip(names, values))
-
-        seeds = tf.data.Dataset.counter(start=0 if seed is None else seed * 1_000_003)
-        return seeds.map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        return self.stacked_transitions(candidates[rng.integers(len(candidates), size=batch_size)], stack)
