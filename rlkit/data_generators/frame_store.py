@@ -51,6 +51,7 @@ class FrameStore:
         self._frames = []           # compressed bytes per global step
         self._columns = {name: [] for name in ("actions", "rewards", "raw_rewards", "dones")}
         self._arrays = None         # the columns joined, rebuilt after an update
+        self._transitions = {}      # epochs -> transition_indices, rebuilt after an update
         self._by_id = {}            # episode id -> StoredEpisode
         self.update()
 
@@ -70,7 +71,7 @@ class FrameStore:
                 self.skipped.append(path)
                 continue
             self._add_shard(path, shard)
-        self._arrays = None
+        self._arrays, self._transitions = None, {}
         return self.num_steps - before
 
     def _add_shard(self, path, shard):
@@ -189,9 +190,12 @@ class FrameStore:
     def transition_indices(self, epochs=None):
         """Global steps that make a whole transition: all but the last stored step of an episode
         that did not end there (its next observation was not stored)."""
-        chosen = [self.episodes[i] for i in self.chosen_episodes(epochs)]
-        parts = [e.indices if self._column("dones")[e.indices[-1]] else e.indices[:-1] for e in chosen]
-        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        key = None if epochs is None else tuple(epochs)
+        if key not in self._transitions:  # sampling asks for them with every batch
+            chosen = [self.episodes[i] for i in self.chosen_episodes(epochs)]
+            parts = [e.indices if self._column("dones")[e.indices[-1]] else e.indices[:-1] for e in chosen]
+            self._transitions[key] = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        return self._transitions[key]
 
     def _stack_steps(self, indices, first_offset, last_offset):
         """[B, n] global steps at positions offset first..last from each of `indices` within its
