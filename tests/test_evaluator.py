@@ -73,11 +73,14 @@ def test_published_loop_run_evaluates_from_its_gs_path(rlmb_tiny_run, bucket, tm
     # The world model too: its reward accuracy from the bucket, on the run's local data.
     result = run_module(EVALUATOR, "--loop_hparams_set=rlmb_tiny", "--mode=model",
                         f"--wm_dir=gs://{BUCKET}/runs/pong/world_model", f"--data_dir={run_dir}/data",
-                        f"--eval_metrics_dir={tmp_path / 'model'}")
+                        "--data_epochs=2", f"--eval_metrics_dir={tmp_path / 'model'}")
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "data epochs [2]" in result.stderr  # it says which data it measured
     with open(tmp_path / "model" / "summary.json") as f:
-        accuracy = json.load(f)["results"]["world_model"]
-    assert set(accuracy) == {"reward_accuracy/at_4", "reward_accuracy/at_12"}
+        record = json.load(f)
+    assert record["data_epochs"] == [2]
+    assert set(record["results"]["world_model"]) == {f"reward_accuracy{kind}/at_{n}" for kind in ("", "_every_step")
+                                                     for n in (4, 12)}
 
 
 def test_bad_local_inputs_get_one_line(model_free_run, tmp_path):

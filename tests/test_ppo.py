@@ -38,8 +38,8 @@ def test_gae_treats_envs_independently():
 def test_ppo_loss_matches_a_hand_computed_example():
     # ratios 1.5 (advantage +1) and 0.5 (advantage -1), clip 0.2:
     #   sample 0: max(-1.5, -1.2) = -1.2;  sample 1: max(0.5, 0.8) = 0.8  -> policy loss -0.2
-    #   value loss 0.5 * mean(1^2, 2^2) = 1.25;  entropy mean(0.3, 0.5) = 0.4
-    #   loss = -0.2 + 0.5 * 1.25 - 0.01 * 0.4 = 0.421
+    #   value loss mean(1^2, 2^2) = 2.5 (SimPLe's plain MSE);  entropy mean(0.3, 0.5) = 0.4
+    #   loss = -0.2 + 0.5 * 2.5 - 0.01 * 0.4 = 1.046
     #   approx KL = mean(0.5 - ln 1.5, -0.5 + ln 2) = mean(0.0945349, 0.1931472)
     loss, metrics = ppo_loss(
         log_probs=tf.constant(np.log([1.5, 0.5]), tf.float32), entropy=tf.constant([0.3, 0.5]),
@@ -47,9 +47,9 @@ def test_ppo_loss_matches_a_hand_computed_example():
         advantages=tf.constant([1.0, -1.0]), returns=tf.constant([0.0, 4.0]),
         clip_coef=0.2, value_coef=0.5, entropy_coef=0.01)
     assert set(metrics) == {"loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"}
-    np.testing.assert_allclose(float(loss), 0.421, rtol=1e-6)
+    np.testing.assert_allclose(float(loss), 1.046, rtol=1e-6)
     np.testing.assert_allclose(float(metrics["policy_loss"]), -0.2, rtol=1e-6)
-    np.testing.assert_allclose(float(metrics["value_loss"]), 1.25, rtol=1e-6)
+    np.testing.assert_allclose(float(metrics["value_loss"]), 2.5, rtol=1e-6)
     np.testing.assert_allclose(float(metrics["entropy"]), 0.4, rtol=1e-6)
     np.testing.assert_allclose(float(metrics["approx_kl"]), (0.0945349 + 0.1931472) / 2, rtol=1e-5)
     assert float(metrics["clip_fraction"]) == 1.0

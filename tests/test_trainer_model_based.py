@@ -11,7 +11,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from conftest import assert_one_line_error, run_module
 from rlkit.data_generators import storage
 from rlkit.hparams import create_hparams
-from rlkit.rl.trainer_model_based import steps_per_collection, train, world_model_target
+from rlkit.rl.trainer_model_based import simulated_iterations_target, steps_per_collection, train, world_model_target
 
 LOOP = "rlkit.rl.trainer_model_based"
 TINY = "--loop_hparams_set=rlmb_tiny"
@@ -59,7 +59,8 @@ def test_rlmb_tiny_end_to_end(tiny_run):
     hparams = create_hparams("rlmb_tiny")
     state = run_state(out)
     assert state["world_model_step"] == world_model_target(hparams, hparams.epochs - 1) == 60
-    assert state["policy_iteration"] == 2 * hparams.simulated_ppo_iterations
+    # 4 iterations in epoch 0, 3 x 4 in the last
+    assert state["policy_iteration"] == simulated_iterations_target(hparams, 1) == 16
     assert [s.split(os.sep)[0] for s in state["shards"]] == ["epoch_000"] * 2 + ["epoch_001"] * 2 + ["epoch_002"] * 2
     assert sum(state["steps_per_shard"]) == 3 * steps_per_collection(hparams)
     assert state["policies"] == ["epoch_0", "epoch_1"]
@@ -74,12 +75,16 @@ def test_rlmb_tiny_end_to_end(tiny_run):
     for cell in summary["policy"].values():
         assert {"mean_unclipped", "median_unclipped", "std_unclipped", "mean_clipped"} <= set(cell)
         assert 0 < cell["mean_length"] <= hparams.eval_step_limit
-    assert set(summary["world_model"]) == {"reward_accuracy/at_4", "reward_accuracy/at_12"}
-    assert all(0.0 <= v <= 1.0 for v in summary["world_model"].values())
+    world_model = summary["world_model"]
+    accuracies = {f"reward_accuracy{kind}/at_{n}" for kind in ("", "_every_step") for n in (4, 12)}
+    assert accuracies | {"pixel_accuracy", "pixel_loss", "bit_loss"} <= set(world_model)
+    assert all(0.0 <= world_model[k] <= 1.0 for k in accuracies | {"pixel_accuracy"})
+    # Measured on the collection the model has not been trained on yet.
+    assert world_model["held_out_data_epoch"] == 2 and world_model["global_step"] == 60
 
     eval_events, eval_tags = tags(os.path.join(out, "eval_metrics"))
     assert {"mean_reward/eval/sampling_temp_0.0_max_noops_8_clipped", "reward_accuracy/at_12",
-            "loop/epoch", "loop/simulated_env_steps"} <= eval_tags
+            "loop/epoch", "loop/simulated_env_steps", "world_model/pixel_accuracy"} <= eval_tags
     # At real env steps: 200 per collection, the first one included.
     assert [e.step for e in eval_events.Tensors("reward_accuracy/at_12")] == [400, 600]
     _, world_model_tags = tags(os.path.join(out, "world_model", "train"))
@@ -89,7 +94,7 @@ def test_rlmb_tiny_end_to_end(tiny_run):
     assert "images/dream_real_difference" in dream_tags
     policy_events, policy_tags = tags(os.path.join(out, "policy", "simulated"))
     assert {"losses/policy_loss", "losses/entropy", "charts/rollout_reward", "charts/learning_rate"} <= policy_tags
-    assert policy_events.Tensors("losses/policy_loss")[-1].step == 8 * 4 * 10  # iterations x envs x steps
+    assert policy_events.Tensors("losses/policy_loss")[-1].step == 16 * 4 * 10  # iterations x envs x steps
 
 
 def learning_rates(event_dir):
@@ -97,23 +102,26 @@ def learning_rates(event_dir):
     return [float(tf.make_ndarray(e.tensor_proto)) for e in events.Tensors("charts/learning_rate")]
 
 
-def test_first_collection_can_train_ppo_on_the_real_env(tmp_path):
-    hparams = create_hparams("rlmb_tiny", "initial_collection=ppo,epochs=1,ppo.learning_rate_schedule=linear")
+def test_the_learner_trains_on_the_real_env_as_it_collects(tmp_path):
+    """SimPLe's collections: the first from a fresh learner, later ones by the loop's learner,
+    each training it on the real env (here 20 iterations of 2 envs x 10 steps per collection)."""
+    hparams = create_hparams("rlmb_tiny", "initial_collection=ppo,collection=learner,epochs=1,"
+                                          "ppo.learning_rate_schedule=linear")
     out = str(tmp_path / "run")
     summary = train(hparams, out, seed=0)
     data_dir = os.path.join(out, "data")
-    assert sum(storage.shard_num_steps(p) for p in storage.list_shards(data_dir, [0])) == steps_per_collection(hparams)
-    # The linear schedule runs on both paths: 20 iterations of 2 envs x 10 steps on the real env,
-    # 4 in the world model.
     assert steps_per_collection(hparams) == 400
+    for data_epoch in (0, 1):
+        assert sum(storage.shard_num_steps(p) for p in storage.list_shards(data_dir, [data_epoch])) == 400
+    # The linear schedule runs on both paths: over the 2 x 20 real iterations, and over the
+    # 3 x 4 simulated ones (the last epoch trains 3x longer).
     np.testing.assert_allclose(learning_rates(os.path.join(out, "policy", "real")),
-                               [1e-4 * (1 - i / 20) for i in range(20)], rtol=1e-5)
+                               [1e-4 * (1 - i / 40) for i in range(40)], rtol=1e-5)
     np.testing.assert_allclose(learning_rates(os.path.join(out, "policy", "simulated")),
-                               [1e-4 * (1 - i / 4) for i in range(4)], rtol=1e-5)
+                               [1e-4 * (1 - i / 12) for i in range(12)], rtol=1e-5)
     reader = tf.train.load_checkpoint(os.path.join(out, "policy", "checkpoints"))
-    rollout_steps = hparams.real_num_envs * hparams.ppo.rollout_length
-    assert reader.get_tensor("real_iterations/.ATTRIBUTES/VARIABLE_VALUE") == steps_per_collection(hparams) // rollout_steps
-    assert reader.get_tensor("iteration/.ATTRIBUTES/VARIABLE_VALUE") == hparams.simulated_ppo_iterations
+    assert reader.get_tensor("real_iterations/.ATTRIBUTES/VARIABLE_VALUE") == 40
+    assert reader.get_tensor("iteration/.ATTRIBUTES/VARIABLE_VALUE") == 12
     assert summary["epoch"] == 0 and summary["real_env_steps"] == 2 * steps_per_collection(hparams)
 
 
@@ -161,6 +169,7 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
     ([TINY, "--loop_hparams=game=pongg"], ["pongg"]),
     ([TINY, "--loop_hparams=game=CartPole-v1"], ["gives no image frames"]),
     ([TINY, "--loop_hparams=initial_collection=expert"], ["initial_collection"]),
+    ([TINY, "--loop_hparams=collection=expert"], ["collection='expert'"]),
     ([TINY, "--hparams=base_algo=a2c"], ["unknown learner (base_algo) 'a2c'"]),
     (["--hparams_set=rlmb_tiny", "--hparams=world_model.hiden_size=8"], ["did you mean 'world_model.hidden_size'"]),
 ])

@@ -15,7 +15,7 @@ def test_trains_on_collected_pong_with_dreams_and_resumes(cli, tmp_path, rlmb_ti
     out = str(tmp_path / "wm")
     result = cli(TRAINER, *TINY, f"--data_dir={data_dir}", f"--output_dir={out}")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "40/40 steps (100%)" in result.stderr and "Evaluation at step 40" in result.stderr
+    assert "40/40 steps (100%)" in result.stderr and "World model at step 40 on its training data" in result.stderr
     assert sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, "ckpt-*.index"))) == \
         ["ckpt-20.index", "ckpt-40.index"]
 

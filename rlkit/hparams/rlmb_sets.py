@@ -8,9 +8,9 @@ values with dotted names: `--hparams=world_model.hidden_size=64,ppo.learning_rat
 from rlkit.hparams.env_sets import add_eval_hparams, env_atari
 from rlkit.hparams.ppo_sets import ppo_original_params
 from rlkit.hparams.registry import register_hparams
-from rlkit.hparams.world_model_sets import (next_frame_basic_deterministic, next_frame_basic_stochastic_discrete,
+from rlkit.hparams.world_model_sets import (next_frame_basic_stochastic_discrete,
                                             next_frame_basic_stochastic_discrete_long,
-                                            next_frame_basic_stochastic_discrete_tiny)
+                                            next_frame_basic_stochastic_discrete_tiny, next_frame_pixel_noise)
 
 
 @register_hparams
@@ -21,28 +21,36 @@ def rlmb_base():
     # Real agent steps collected by the loop's epochs; the first collection adds one epoch's
     # share (6,400), so the run sees 102,400 real agent steps (409,600 frames): "Atari 100K".
     hparams.add_hparam("num_real_env_steps", 96_000)
-    # "random" actions, or "ppo": the loop's PPO learner trains on the real env as it collects.
-    hparams.add_hparam("initial_collection", "random")
-    hparams.add_hparam("real_num_envs", 8)
+    # The first collection: "random" actions, or "ppo" (base_algo): the learner, freshly
+    # initialised, trains on the real env as it collects, as in SimPLe.
+    hparams.add_hparam("initial_collection", "ppo")
+    # The later collections: "learner" (the learner trains on the real env as it collects, as in
+    # SimPLe) or "policy" (the policy only samples actions).
+    hparams.add_hparam("collection", "learner")
+    hparams.add_hparam("real_num_envs", 16)
+    hparams.add_hparam("real_rollout_length", 200)  # steps per env between the learner's real-env updates
     hparams.add_hparam("shard_steps", 200)  # agent steps per env in one data shard
     # Each epoch trains the world model to a cumulative step target: world_model.train_steps per
     # epoch, times longer_training_factor in the epochs listed.
-    hparams.add_hparam("world_model", next_frame_basic_deterministic())
+    hparams.add_hparam("world_model", next_frame_pixel_noise())
     hparams.add_hparam("longer_training_epochs", [0, 1, 4, 9, 14])
     hparams.add_hparam("longer_training_factor", 3)
     hparams.add_hparam("base_algo", "ppo")  # the learner trained inside the world model
     hparams.add_hparam("ppo", ppo_original_params())
     hparams.ppo.learning_rate = 1e-4
     hparams.add_hparam("simulated_num_envs", 16)
-    hparams.add_hparam("simulated_ppo_iterations", 1000)  # per epoch, each one rollout of ppo.rollout_length steps
+    # Per epoch, each one rollout of ppo.rollout_length steps; x2 in epoch 1 and the epochs 3
+    # and 7 before the last, x3 in the last (SimPLe's schedule: 20K iterations over 15 epochs).
+    hparams.add_hparam("simulated_ppo_iterations", 1000)
     hparams.add_hparam("simulated_temperature", 1.0)      # the stochastic model's latent sampling
     hparams.add_hparam("checkpoint_every_iterations", 100)
     hparams.add_hparam("keep_checkpoints", 3)
     add_eval_hparams(hparams)  # evaluated after every epoch
     # The world model's reward predictions over rollouts of these lengths from held-out real
-    # windows, fed the real actions; a rollout counts as correct if every predicted reward is.
+    # windows, fed the real actions: SimPLe's reward_accuracy/at_N is the share of rollouts whose
+    # predicted cumulative reward at step N is right (16 x 8 rollouts).
     hparams.add_hparam("reward_accuracy_lengths", [12, 50])
-    hparams.add_hparam("reward_accuracy_rollouts", 32)
+    hparams.add_hparam("reward_accuracy_rollouts", 128)
     return hparams
 
 
@@ -56,10 +64,9 @@ def rlmb_base_stochastic_discrete():
 
 @register_hparams
 def rlmb_long_stochastic_discrete():
-    """The stochastic discrete model on 16 target frames, trained twice as long per epoch."""
+    """The stochastic discrete model on 16 target frames at batch 2."""
     hparams = rlmb_base_stochastic_discrete()
     hparams.world_model = next_frame_basic_stochastic_discrete_long()
-    hparams.world_model.train_steps = 30000
     return hparams
 
 
@@ -71,8 +78,11 @@ def _with_real_steps(num_real_env_steps):
 
 @register_hparams
 def rlmb_base_stochastic_discrete_20k():
-    """SimPLe with 20K real agent steps in the loop's epochs."""
-    return _with_real_steps(19_200)
+    """SimPLe with 20K real agent steps: 6 epochs, 2,000 PPO iterations per epoch."""
+    hparams = _with_real_steps(19_200)
+    hparams.epochs = 6
+    hparams.simulated_ppo_iterations = 2000
+    return hparams
 
 
 @register_hparams
@@ -105,7 +115,10 @@ def rlmb_tiny():
     hparams.world_model.num_target_frames = 1
     hparams.epochs = 2
     hparams.num_real_env_steps = 2 * 2 * 100
+    hparams.initial_collection = "random"
+    hparams.collection = "policy"  # the learner's real-env training is tested on its own
     hparams.real_num_envs = 2
+    hparams.real_rollout_length = 10
     hparams.shard_steps = 50
     hparams.longer_training_epochs = [0]
     hparams.longer_training_factor = 2

@@ -1,4 +1,4 @@
-"""World-model hparam sets (rlkit.models.next_frame), at SimPLe's sizes and tiny ones for tests.
+"""World-model hparam sets (rlkit.models.next_frame), at SimPLe's values and tiny ones for tests.
 
 A world model's frame shape and number of actions are not hparams: they come from the env it
 models (the loop's env settings, or the data a standalone world model trains on).
@@ -19,11 +19,19 @@ def next_frame_basic_deterministic():
         num_compress_steps=6,
         filter_double_steps=2,
         num_hidden_layers=2,
-        dropout=0.1,
+        dropout=0.1,           # before every encoder and decoder step
+        residual_dropout=0.5,  # before every middle layer
+        input_noise=0.0,       # share of input pixels replaced by the background in training
         recurrent_state_size=0,  # channels of a conv-GRU memory at full resolution; 0: none
-        pixel_loss_cutoff=0.03,
+        pixel_loss_cutoff=0.01,
         reward_loss_coef=1.0,
-        learning_rate=1e-3,
+        # Adafactor (updates scaled by each weight's RMS) at learning_rate x the schedule:
+        # "linear_warmup" rises over learning_rate_warmup_steps, "linear_warmup_rsqrt_decay"
+        # then decays as 1/sqrt(step). Gradients clipped to global norm clip_grad_norm.
+        learning_rate=1.5,
+        learning_rate_schedule="linear_warmup_rsqrt_decay",
+        learning_rate_warmup_steps=8000,
+        clip_grad_norm=1.0,
         batch_size=4,
         mixed_precision=False,  # float16 compute with float32 variables: for GPUs
         # Training command (python -m rlkit.rl.trainer_world_model):
@@ -36,20 +44,35 @@ def next_frame_basic_deterministic():
 
 
 @register_hparams
-def next_frame_basic_deterministic_tiny():
-    """A deterministic world model small enough to train in CPU tests."""
+def next_frame_pixel_noise():
+    """The deterministic model with 5% input pixel noise: the world model of SimPLe's rlmb_base."""
     hparams = next_frame_basic_deterministic()
+    hparams.input_noise = 0.05
+    return hparams
+
+
+def shrink_for_tests(hparams):
+    """Sizes and schedules small enough to train in CPU tests."""
     hparams.hidden_size = 8
     hparams.num_compress_steps = 2
     hparams.filter_double_steps = 1
     hparams.num_hidden_layers = 1
     hparams.dropout = 0.0
-    hparams.learning_rate = 1e-2
+    hparams.residual_dropout = 0.0
+    hparams.learning_rate = 0.02
+    hparams.learning_rate_schedule = "linear_warmup"
+    hparams.learning_rate_warmup_steps = 5
     hparams.train_steps = 40
     hparams.save_checkpoints_steps = 20
     hparams.save_summary_steps = 10
     hparams.dream_length = 4
     return hparams
+
+
+@register_hparams
+def next_frame_basic_deterministic_tiny():
+    """A deterministic world model small enough to train in CPU tests."""
+    return shrink_for_tests(next_frame_basic_deterministic())
 
 
 @register_hparams
@@ -60,43 +83,48 @@ def next_frame_basic_stochastic_discrete():
     hparams.hidden_size = 96
     hparams.filter_double_steps = 3
     hparams.num_target_frames = 6
+    hparams.dropout = 0.15
+    hparams.pixel_loss_cutoff = 0.03
     hparams.learning_rate = 2e-3
+    hparams.learning_rate_schedule = "linear_warmup"
+    hparams.learning_rate_warmup_steps = 2000
     hparams.recurrent_state_size = 64
     hparams.add_hparam("bottleneck_bits", 128)
-    hparams.add_hparam("bottleneck_noise", 0.2)
+    hparams.add_hparam("bottleneck_noise", 0.2)         # Gaussian, before tanh
     hparams.add_hparam("bit_flip_probability", 0.1)
-    hparams.add_hparam("latent_hidden_size", 128)
-    hparams.add_hparam("latent_compress_steps", 4)
+    hparams.add_hparam("latent_discriminator_filters", 128)
+    hparams.add_hparam("latent_predictor_state_size", 128)
+    hparams.add_hparam("latent_predictor_dropout", 0.1)
     hparams.add_hparam("bit_loss_coef", 1.0)
-    # Training steps over which the share of examples driven by the prior's bits, and the share of
-    # later targets predicted from the model's own frames, rise to their maxima.
-    hparams.add_hparam("latent_prior_schedule_steps", 20000)
-    hparams.add_hparam("latent_prior_max_mix", 0.5)
+    # Schedules, in training steps (see rlkit.models.next_frame_sd).
+    hparams.add_hparam("discretize_warmup_steps", 40000)
+    hparams.add_hparam("latent_rnn_warmup_steps", 40000)
+    hparams.add_hparam("latent_rnn_max_sampling", 0.5)
+    hparams.add_hparam("latent_use_max_probability", 0.8)
     hparams.add_hparam("scheduled_sampling_steps", 40000)
-    hparams.add_hparam("scheduled_sampling_max", 0.5)
+    hparams.add_hparam("scheduled_sampling_max_prob", 1.0)
     return hparams
 
 
 @register_hparams
 def next_frame_basic_stochastic_discrete_long():
-    """The stochastic discrete model trained on 16 target frames."""
+    """The stochastic discrete model on 16 target frames, batch 2."""
     hparams = next_frame_basic_stochastic_discrete()
     hparams.num_target_frames = 16
+    hparams.batch_size = 2
     return hparams
 
 
 @register_hparams
 def next_frame_basic_stochastic_discrete_tiny():
     """A stochastic discrete world model small enough to train in CPU tests."""
-    hparams = next_frame_basic_stochastic_discrete()
-    for name, value in next_frame_basic_deterministic_tiny().values().items():
-        if name != "model":
-            hparams.set_hparam(name, value)
+    hparams = shrink_for_tests(next_frame_basic_stochastic_discrete())
     hparams.num_target_frames = 2
     hparams.recurrent_state_size = 4
     hparams.bottleneck_bits = 16
-    hparams.latent_hidden_size = 16
-    hparams.latent_compress_steps = 2
-    hparams.latent_prior_schedule_steps = 20
+    hparams.latent_discriminator_filters = 8
+    hparams.latent_predictor_state_size = 16
+    hparams.discretize_warmup_steps = 20
+    hparams.latent_rnn_warmup_steps = 20
     hparams.scheduled_sampling_steps = 20
     return hparams

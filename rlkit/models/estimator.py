@@ -27,7 +27,7 @@ import tensorflow as tf
 from absl import logging
 
 from rlkit.checkpoints import restore_latest
-from rlkit.models.optimizers import make_optimizer
+from rlkit.models.optimizers import world_model_optimizer
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
 from rlkit.summaries import write_summaries
@@ -45,7 +45,7 @@ class Estimator:
         self.save_summary_steps = save_summary_steps
         self.model = self._build_model(model_name, hparams, model_args, mixed_precision)
         with gin.config_scope(model_name):
-            optimizer = make_optimizer(hparams.learning_rate, default=keras.optimizers.Adam)
+            optimizer = world_model_optimizer(hparams)
         self.optimizer = keras.optimizers.LossScaleOptimizer(optimizer) if mixed_precision else optimizer
         self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         self._checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer,

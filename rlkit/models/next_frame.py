@@ -4,14 +4,20 @@ From the last `num_context_frames` frames and the action taken on the last of th
 the next frame as a 256-way softmax per pixel and channel, and the reward as 3 classes
 (-1, 0, +1). Architecture, as in tensor2tensor's NextFrameBasicDeterministic:
 
-    stacked context frames -> pointwise Dense(hidden_size)
-    encoder: num_compress_steps x [4x4 stride-2 conv, layer norm]; filters double for the
-             first filter_double_steps steps
-    middle:  action injected (x * sigmoid(Dense(a)) + Dense(a)), then num_hidden_layers
-             residual 3x3 convs with layer norm; the reward head reads the mean of this
-    decoder: per step, action injected, 4x4 stride-2 transposed conv, cropped, added to the
-             encoder's input at that resolution (U-Net skip), layer norm
+    inputs:  each context frame standardised (per image and channel), stacked along channels;
+             in training, `input_noise` of the pixels replaced by the batch's median colour
+    embed:   pointwise Dense(hidden_size), plus a sinusoidal timing signal over rows and columns
+    memory:  a conv-GRU state at full resolution (rlkit's; see the README), added to the embedding
+    encoder: num_compress_steps x [dropout, timing signal, 4x4 stride-2 conv, layer norm];
+             filters double for the first filter_double_steps steps
+    middle:  action injected (x * sigmoid(Dense(a)) + Dense(a)), the stochastic model's latent
+             injected, then num_hidden_layers 3x3 convs after dropout `residual_dropout` (the
+             first replaces x, later ones are residual with layer norm)
+    decoder: per step, dropout, action injected, 4x4 stride-2 transposed conv, cropped, added
+             to the encoder's input at that resolution (U-Net skip), layer norm, timing signal
     output:  pointwise Dense(channels x 256) -> per-pixel, per-channel logits
+    reward:  Dense(128, relu) over [mean of the middle's input, mean of the decoder's output],
+             then Dense(3)
 
 Features are windows from `FrameStore.window_dataset`: frames [B, L, H, W, C] uint8, actions
 [B, L], rewards [B, L] in -1..1; frame i+1 follows action i, which earned reward i.
@@ -22,6 +28,7 @@ env's frame shape and its number of actions; `initial_state`, `next_frame` and
 """
 
 import keras
+import numpy as np
 import tensorflow as tf
 from keras import layers
 
@@ -80,88 +87,140 @@ class ConvGRU(layers.Layer):
         return tf.cast((1.0 - update) * state + update * candidate, tf.float32)
 
 
+def add_timing_signal(x):
+    """x [B, H, W, C] plus sinusoids of the row (first C/2 channels) and column (next C/2)
+    position at geometric timescales, so convolutions can tell where they are."""
+    channels = x.shape[-1]
+    num_timescales = channels // 4
+    if num_timescales == 0:
+        return x
+    log_increment = np.log(1e4) / max(num_timescales - 1, 1)
+    inverse_timescales = np.exp(np.arange(num_timescales) * -log_increment)
+    signals = []
+    for axis in (1, 2):
+        position = tf.cast(tf.range(tf.shape(x)[axis]), tf.float32)[:, None] * inverse_timescales[None].astype(np.float32)
+        signals.append(tf.concat([tf.sin(position), tf.cos(position)], axis=1))  # [L, 2 x timescales]
+    rows, columns = signals
+    padding = channels - 4 * num_timescales
+    rows = tf.pad(rows, [[0, 0], [0, 2 * num_timescales + padding]])[:, None, :]
+    columns = tf.pad(columns, [[0, 0], [2 * num_timescales, padding]])[None, :, :]
+    return x + tf.cast(rows + columns, x.dtype)[None]
+
+
+def standardize(frames):
+    """Each image of [..., H, W, C] to zero mean and unit variance per channel (the variance
+    floored for flat images), as tensor2tensor's standardize_images."""
+    mean, variance = tf.nn.moments(frames, axes=[-3, -2], keepdims=True)
+    num_pixels = tf.cast(tf.shape(frames)[-3] * tf.shape(frames)[-2], frames.dtype)
+    return (frames - mean) / tf.maximum(tf.sqrt(variance), tf.math.rsqrt(num_pixels))
+
+
 def stack_frames(frames, dtype):
-    """[B, k, H, W, C] uint8 -> [B, H, W, k*C] in [0, 1]: frames stacked along channels."""
-    frames = tf.cast(frames, dtype) / 255.0
+    """[B, k, H, W, C] uint8 -> [B, H, W, k*C]: each frame standardised, stacked along channels."""
+    frames = standardize(tf.cast(frames, tf.float32))
     shape = tf.shape(frames)
     stacked = tf.transpose(frames, (0, 2, 3, 1, 4))
-    return tf.reshape(stacked, (shape[0], shape[2], shape[3], frames.shape[1] * frames.shape[4]))
+    return tf.cast(tf.reshape(stacked, (shape[0], shape[2], shape[3], frames.shape[1] * frames.shape[4])), dtype)
+
+
+def pixel_noise(frames, probability, seed_generator):
+    """Training-time input noise: each pixel of [B, k, H, W, C] frames becomes, with
+    `probability`, the batch's median colour (its background), as SimPLe's deterministic model."""
+    flat = tf.reshape(frames, (-1, frames.shape[-1]))
+    median = tf.sort(flat, axis=0)[tf.shape(flat)[0] // 2]
+    replace = seed_generator.uniform(tf.concat([tf.shape(frames)[:-1], [1]], axis=0)) < probability
+    return tf.where(replace, tf.cast(median, frames.dtype), frames)
 
 
 class NextFrameBasicDeterministic(keras.Model):
     """The deterministic next-frame and reward predictor."""
 
-    def __init__(self, hparams, frame_shape, num_actions, latent_bits=0, **kwargs):
+    def __init__(self, hparams, frame_shape, num_actions, seed=0, **kwargs):
         super().__init__(**kwargs)
         self.hparams = hparams
         self.frame_shape = tuple(frame_shape)  # (H, W, C) of the env's frames
         self.num_actions = num_actions
-        self.embed = layers.Dense(hparams.hidden_size)
+        # Non-zero biases keep uniform (all-background) inputs from embedding to zero.
+        self.embed = layers.Dense(hparams.hidden_size, bias_initializer=keras.initializers.RandomNormal(stddev=0.01))
         self.encoder, channels = [], [hparams.hidden_size]
         filters = hparams.hidden_size
         for step in range(hparams.num_compress_steps):
             if step < hparams.filter_double_steps:
                 filters *= 2
-            self.encoder.append((layers.Conv2D(filters, 4, strides=2, padding="same", activation="relu"),
+            self.encoder.append((layers.Dropout(hparams.dropout),
+                                 layers.Conv2D(filters, 4, strides=2, padding="same", activation="relu"),
                                  layers.LayerNormalization()))
             channels.append(filters)
+        self.bottleneck_channels = filters
         self.bottleneck_action = ActionInjection(filters)
-        self.middle = [(layers.Dropout(hparams.dropout), layers.Conv2D(filters, 3, padding="same", activation="relu"),
-                        layers.LayerNormalization()) for _ in range(hparams.num_hidden_layers)]
+        self.middle = [(layers.Dropout(hparams.residual_dropout),
+                        layers.Conv2D(filters, 3, padding="same", activation="relu"),
+                        layers.LayerNormalization() if i else None) for i in range(hparams.num_hidden_layers)]
+        self.reward_hidden = layers.Dense(128, activation="relu")
         self.reward_head = layers.Dense(NUM_REWARD_CLASSES)
         self.decoder = []
         for step in reversed(range(hparams.num_compress_steps)):
-            self.decoder.append((ActionInjection(channels[step + 1]),
+            self.decoder.append((layers.Dropout(hparams.dropout), ActionInjection(channels[step + 1]),
                                  layers.Conv2DTranspose(channels[step], 4, strides=2, padding="same",
                                                         activation="relu"),
                                  layers.LayerNormalization()))
         self.pixel_head = layers.Dense(self.frame_shape[-1] * NUM_PIXEL_VALUES)
-        # The stochastic model adds its `latent_bits` at the bottleneck through this projection.
-        self.latent_projection = layers.Dense(filters) if latent_bits else None
         self.state_size = hparams.recurrent_state_size
         if self.state_size:
             self.recurrent = ConvGRU(self.state_size)
             self.state_projection = layers.Dense(hparams.hidden_size)
+        self.noise_rng = tf.random.Generator.from_seed(seed + 1)
 
     def initial_state(self, batch_size):
         """The recurrent state before the first predicted frame: [B, H, W, recurrent_state_size] zeros."""
         height, width, _ = self.frame_shape
         return tf.zeros([batch_size, height, width, self.state_size])
 
-    def call(self, context_frames, actions, state=None, latent=None, training=False):
+    def build(self, *args, **kwargs):
+        # Layers build on first use. Keras would otherwise trace `call` in a scratch graph first,
+        # where the stochastic model's inject_latent would record its prior loss.
+        self.built = True
+
+    def call(self, context_frames, actions, state=None, inject_latent=None, training=False):
         """context_frames [B, k, H, W, C] uint8, actions [B], the recurrent state (None: the
-        initial one) and, for the stochastic model, latent bits [B, bits] -> (pixel logits
-        [B, H, W, C, 256], reward logits [B, 3], the next recurrent state)."""
-        assert context_frames.shape[1] == self.hparams.num_context_frames, context_frames.shape
+        initial one) and, for the stochastic model, `inject_latent(bottleneck) -> bottleneck`
+        -> (pixel logits [B, H, W, C, 256], reward logits [B, 3], the next recurrent state)."""
+        hparams = self.hparams
+        assert context_frames.shape[1] == hparams.num_context_frames, context_frames.shape
+        if training and hparams.input_noise > 0:
+            context_frames = pixel_noise(context_frames, hparams.input_noise, self.noise_rng)
         x = stack_frames(context_frames, self.compute_dtype)
         batch, height, width = tf.shape(x)[0], tf.shape(x)[1], tf.shape(x)[2]
         if state is None:
             state = self.initial_state(batch)
         action = tf.one_hot(actions, self.num_actions, dtype=self.compute_dtype)
-        x = self.embed(x)
+        x = add_timing_signal(self.embed(x))
         if self.state_size:  # a full-resolution memory of what the 4 context frames cannot show
             state = self.recurrent(x, state)
             x = x + self.state_projection(tf.cast(state, self.compute_dtype))
         skips = []
-        for conv, norm in self.encoder:
+        for dropout, conv, norm in self.encoder:
             skips.append(x)
-            x = norm(conv(x))
+            x = norm(conv(add_timing_signal(dropout(x, training=training))))
         x = self.bottleneck_action(x, action)
-        if latent is not None:
-            x = x + self.latent_projection(tf.cast(latent, self.compute_dtype))[:, None, None, :]
-        for dropout, conv, norm in self.middle:
-            x = norm(x + conv(dropout(x, training=training)))
-        reward_logits = self.reward_head(tf.reduce_mean(x, axis=[1, 2]))
-        for inject, deconv, norm in self.decoder:
+        if inject_latent is not None:
+            x = inject_latent(x)
+        middle_mean = tf.reduce_mean(x, axis=[1, 2])
+        for i, (dropout, conv, norm) in enumerate(self.middle):
+            y = conv(dropout(x, training=training))
+            x = norm(x + y) if i else y
+        for dropout, inject, deconv, norm in self.decoder:
             skip = skips.pop()
-            x = deconv(inject(x, action))[:, :tf.shape(skip)[1], :tf.shape(skip)[2], :]
-            x = norm(x + skip)
+            x = deconv(inject(dropout(x, training=training), action))[:, :tf.shape(skip)[1], :tf.shape(skip)[2], :]
+            x = add_timing_signal(norm(x + skip))
+        reward_features = tf.concat([middle_mean, tf.reduce_mean(x, axis=[1, 2])], axis=-1)
+        reward_logits = self.reward_head(self.reward_hidden(reward_features))
         logits = tf.reshape(self.pixel_head(x), (batch, height, width, self.frame_shape[-1], NUM_PIXEL_VALUES))
         return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), state
 
     def loss_and_metrics(self, features, step, training=False):
-        """Teacher-forced losses over the window's target frames (`step`, the training step, is
-        unused: this model has no schedules)."""
+        """Losses over the window's target frames (`step`, the training step, is unused: this
+        model has no schedules). Each target is predicted from real context frames."""
         hparams = self.hparams
         frames, actions, rewards = features["frames"], features["actions"], features["rewards"]
         context = hparams.num_context_frames
@@ -192,4 +251,5 @@ class NextFrameBasicDeterministic(keras.Model):
 
 @register_model
 def next_frame_basic_deterministic(hparams, frame_shape, num_actions):
-    return NextFrameBasicDeterministic(hparams, frame_shape, num_actions)
+    # The input-noise seed comes from numpy, which keras.utils.set_random_seed seeds with the run's seed.
+    return NextFrameBasicDeterministic(hparams, frame_shape, num_actions, seed=int(np.random.randint(2**31 - 1)))

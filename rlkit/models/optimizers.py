@@ -5,6 +5,8 @@ name), so `ppo/make_optimizer.optimizer = ...` changes one learner and an unscop
 changes all. Learning rates come from hparams.
 """
 
+import functools
+
 import gin
 import keras
 
@@ -17,6 +19,47 @@ gin.external_configurable(keras.optimizers.SGD, module="keras.optimizers")
 
 
 @gin.configurable(allowlist=["optimizer"])
-def make_optimizer(learning_rate, default=Adam, optimizer=None):
-    """`optimizer` when gin binds one, else the learner's `default`, at `learning_rate`."""
-    return (optimizer or default)(learning_rate=learning_rate)
+def make_optimizer(learning_rate, default=Adam, optimizer=None, **settings):
+    """`optimizer` when gin binds one, else the learner's `default`, at `learning_rate` (a
+    number or a schedule), with the learner's other `settings` (such as global_clipnorm)."""
+    return (optimizer or default)(learning_rate=learning_rate, **settings)
+
+
+SCHEDULES = ("constant", "linear_warmup", "linear_warmup_rsqrt_decay")
+
+
+class WarmupSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """tensor2tensor's learning-rate schedules: `constant` x min(1, step / warmup_steps), and
+    with rsqrt decay also x 1 / sqrt(max(step, warmup_steps))."""
+
+    def __init__(self, constant, warmup_steps, schedule):
+        assert schedule in SCHEDULES, schedule
+        self.constant, self.warmup_steps, self.schedule = float(constant), int(warmup_steps), schedule
+
+    def __call__(self, step):
+        step = keras.ops.cast(step, "float32")
+        rate = keras.ops.convert_to_tensor(self.constant)
+        if self.schedule == "constant":
+            return rate
+        rate = rate * keras.ops.minimum(1.0, (step + 1.0) / max(self.warmup_steps, 1))
+        if self.schedule == "linear_warmup_rsqrt_decay":
+            rate = rate * keras.ops.rsqrt(keras.ops.maximum(step, float(max(self.warmup_steps, 1))))
+        return rate
+
+    def get_config(self):
+        return dict(constant=self.constant, warmup_steps=self.warmup_steps, schedule=self.schedule)
+
+
+def world_model_optimizer(hparams):
+    """SimPLe's world-model optimizer: Adafactor (no momentum, each update scaled by its
+    weight's RMS) on the set's warmup schedule, gradients clipped to `clip_grad_norm`.
+
+    Keras's Adafactor also caps the step at 1/sqrt(step), which the rsqrt-decay schedule at
+    learning_rate 1.5 exceeds (see the README). Its epsilon_1 is raised from 1e-30 to 1e-16:
+    Keras multiplies the row and column statistics, and for a weight block whose gradient is
+    all zero (the conv-GRU's state weights at the first step) 1e-30 x 1e-30 underflows float32
+    and the update is 0/0."""
+    schedule = WarmupSchedule(hparams.learning_rate, hparams.learning_rate_warmup_steps,
+                              hparams.learning_rate_schedule)
+    return make_optimizer(schedule, default=functools.partial(keras.optimizers.Adafactor, epsilon_1=1e-16),
+                          global_clipnorm=hparams.clip_grad_norm)

@@ -2,8 +2,8 @@
 
 * `evaluate_policy`: a policy on the real env over SimPLe's grid of sampling temperatures x
   {eval_max_num_noops, 0} random no-ops at reset, one episode in each of eval_batch_size envs.
-* `reward_accuracy`: how often the world model, fed real frames and actions, predicts every
-  reward of an n-step rollout right.
+* `reward_accuracy`: how often the world model, fed real frames and actions, predicts the
+  cumulative reward of an n-step rollout right (SimPLe's definition), and every reward of it.
 """
 
 import numpy as np
@@ -77,11 +77,14 @@ def policy_scalars(results):
 
 
 def reward_accuracy(model, store, lengths, num_rollouts, temperature, seed, epochs=None):
-    """{"reward_accuracy/at_{n}": share of rollouts whose first n predicted rewards all match}.
+    """SimPLe's world-model metric from `num_rollouts` rollouts fed the real actions, each from
+    a random real context window of a FrameStore's `epochs` (held out from training):
 
-    Rollouts start from random real context windows of a FrameStore's `epochs` (held out from
-    training) and are fed the real actions; all run as one batch. Returns {} (with a warning)
-    if no episode is long enough.
+        reward_accuracy/at_N: the share whose predicted cumulative reward after N steps equals
+            the real one (SimPLe's definition);
+        reward_accuracy_every_step/at_N: the stricter share whose N predicted rewards are all right.
+
+    All rollouts run as one batch. Returns {} (with a warning) if no episode is long enough.
     """
     context, horizon = model.hparams.num_context_frames, max(lengths)
     windows = store.windows(np.random.default_rng(seed), num_rollouts, context + horizon, epochs)
@@ -93,5 +96,15 @@ def reward_accuracy(model, store, lengths, num_rollouts, temperature, seed, epoc
     actions = windows["actions"][:, context - 1:context - 1 + horizon]
     real_rewards = windows["rewards"][:, context - 1:context - 1 + horizon]
     _, predicted, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature)
-    correct = predicted == real_rewards
-    return {f"reward_accuracy/at_{n}": float(np.mean(correct[:, :n].all(axis=1))) for n in lengths}
+    return reward_accuracies(predicted, real_rewards, lengths)
+
+
+def reward_accuracies(predicted, real, lengths):
+    """reward_accuracy's two shares from predicted and real rewards [rollouts, steps]."""
+    same_sum = np.cumsum(predicted, axis=1) == np.cumsum(real, axis=1)
+    correct = predicted == real
+    results = {}
+    for n in lengths:
+        results[f"reward_accuracy/at_{n}"] = float(np.mean(same_sum[:, n - 1]))
+        results[f"reward_accuracy_every_step/at_{n}"] = float(np.mean(correct[:, :n].all(axis=1)))
+    return results

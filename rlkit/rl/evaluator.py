@@ -51,7 +51,7 @@ def write_videos(video_dir, label, recordings, zoom=2):
 
 
 def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num_debug_videos, video_dir,
-             seed):
+             seed, data_epochs=None):
     """{label: results} for every policy evaluated (one label for the random agent), plus videos."""
     action_space, _ = action_space_of(hparams)
     observation_shape = (hparams.frame_stack_size,) + frame_shape(hparams)
@@ -76,8 +76,12 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
             results, recordings = evaluation.evaluate_in_world_model(hparams, act, simulated_env, seed,
                                                                      num_debug_videos)
         else:
+            epochs = sorted({e.epoch for e in store.episodes if data_epochs is None or e.epoch in data_epochs})
+            # Only data the model was not trained on measures it as SimPLe did: in a loop run,
+            # data/epoch_{K+1} for the world model of epoch K.
+            logging.info("Reward accuracy of %s on %s, data epochs %s", wm_dir, data_dir, epochs)
             results = evaluation.reward_accuracy(model, store, hparams.reward_accuracy_lengths,
-                                                 hparams.reward_accuracy_rollouts, 1.0, seed)
+                                                 hparams.reward_accuracy_rollouts, 1.0, seed, epochs=epochs)
             recordings = {}
         summary[label] = results
         if video_dir and recordings:
@@ -95,6 +99,8 @@ def define_flags():
     flags.DEFINE_bool("all_epochs", False, "Evaluate every policy/epoch_K of a loop run, not just the newest.")
     flags.DEFINE_string("wm_dir", None, "world_model/ of a run, for agent_simulated and model modes.")
     flags.DEFINE_string("data_dir", None, "Real data (a run's data/): starting frames and reward targets.")
+    flags.DEFINE_list("data_epochs", None, "--mode=model: only these data epochs of --data_dir (e.g. the one "
+                      "the world model has not been trained on); default all.")
     flags.DEFINE_string("eval_metrics_dir", None, "Where summary.json and TensorBoard events go.")
     flags.DEFINE_string("debug_video_path", None, "Where MP4s of evaluated episodes go.")
     flags.DEFINE_integer("num_debug_videos", 0, "Episodes recorded per configuration.")
@@ -121,10 +127,14 @@ def main(argv):
                         "hold its world model")
     policy_dir, wm_dir, data_dir = (gcs.local_input(path) if path else None
                                     for path in (FLAGS.policy_dir, FLAGS.wm_dir, FLAGS.data_dir))
+    try:
+        data_epochs = [int(e) for e in FLAGS.data_epochs] if FLAGS.data_epochs else None
+    except ValueError:
+        raise UserError(f"--data_epochs={','.join(FLAGS.data_epochs)}: give data epoch numbers, e.g. 3 or 2,3") from None
     with gcs.local_output(FLAGS.eval_metrics_dir) as eval_dir, \
             gcs.local_output(FLAGS.debug_video_path or "") as video_dir:
         summary = evaluate(hparams, FLAGS.mode, FLAGS.agent, policy_dir, wm_dir, data_dir, FLAGS.all_epochs,
-                           FLAGS.num_debug_videos, video_dir, FLAGS.seed)
+                           FLAGS.num_debug_videos, video_dir, FLAGS.seed, data_epochs)
         os.makedirs(eval_dir, exist_ok=True)
         writer = tf.summary.create_file_writer(eval_dir)
         for label, results in summary.items():
@@ -132,7 +142,7 @@ def main(argv):
             scalars = results if FLAGS.mode == "model" else evaluation.policy_scalars(results)
             write_summaries(writer, step, scalars)
         record = dict(mode=FLAGS.mode, agent=FLAGS.agent, policy_dir=FLAGS.policy_dir, wm_dir=FLAGS.wm_dir,
-                      data_dir=FLAGS.data_dir, hparams=hparams.values(), results=summary)
+                      data_dir=FLAGS.data_dir, data_epochs=data_epochs, hparams=hparams.values(), results=summary)
         atomic_write_text(os.path.join(eval_dir, "summary.json"), json.dumps(record, indent=2) + "\n")
     logging.info("Wrote %s", os.path.join(FLAGS.eval_metrics_dir, "summary.json"))
 

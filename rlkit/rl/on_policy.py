@@ -20,7 +20,7 @@ from rlkit.summaries import write_summaries
 
 def train_on_policy(learner, env, iterations, env_steps, target_iterations, total_iterations, seed, writer,
                     restart_every_rollout=False, on_step=None, save_checkpoint=None, checkpoint_every=0,
-                    after_iteration=None, log_every=1):
+                    after_iteration=None, log_every=1, rollout_length=None):
     """Collects rollouts with `learner` on `env` and updates it until `iterations` reaches
     `target_iterations`; returns the metrics of the last update ({} if none ran).
 

@@ -23,7 +23,9 @@ def ppo_loss(log_probs, entropy, values, old_log_probs, advantages, returns, cli
              entropy_coef):
     """The PPO objective on a minibatch; all inputs are [B]. Returns (loss, metrics).
 
-    loss = clipped surrogate + value_coef * value MSE - entropy_coef * entropy.
+    loss = clipped surrogate + value_coef * value MSE - entropy_coef * entropy. The value loss is
+    the plain mean squared error, as SimPLe's PPO (baselines and CleanRL halve it: their
+    vf_coef 0.5 is value_coef 0.25 here).
     """
     # One [B] shape for all: a [B, 1] among them would broadcast into a silently wrong loss.
     assert log_probs.shape.rank == 1 and all(
@@ -34,7 +36,7 @@ def ppo_loss(log_probs, entropy, values, old_log_probs, advantages, returns, cli
     unclipped = -advantages * ratio
     clipped = -advantages * tf.clip_by_value(ratio, 1.0 - clip_coef, 1.0 + clip_coef)
     policy_loss = tf.reduce_mean(tf.maximum(unclipped, clipped))
-    value_loss = 0.5 * tf.reduce_mean(tf.square(values - returns))
+    value_loss = tf.reduce_mean(tf.square(values - returns))
     entropy = tf.reduce_mean(entropy)
     loss = policy_loss + value_coef * value_loss - entropy_coef * entropy
     metrics = {

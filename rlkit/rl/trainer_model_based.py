@@ -4,16 +4,19 @@
         --hparams=game=pong --output_dir=DIR
 
 (`--loop_hparams_set`/`--loop_hparams`, SimPLe's flag names, are accepted too.) First a real
-collection (random actions, or the learner learning on the real env) fills data/epoch_000.
-Then every epoch K of `epochs`:
+collection (the learner learning on the real env as SimPLe, or random actions) fills
+data/epoch_000. Then every epoch K of `epochs`:
 
 1. world model: trained on all real data so far, to a cumulative step target;
 2. policy: the learner `base_algo` names (PPO) inside the world model,
-   `simulated_ppo_iterations` rollouts of `ppo.rollout_length` steps on `simulated_num_envs`
-   envs started from real frames; exported to policy/epoch_K;
-3. collection: new real data with the current policy into data/epoch_{K+1};
-4. evaluation: the policy on the real env (eval_metrics/epoch_K.json) and the world model's
-   reward accuracy on the data it has not been trained on yet (data/epoch_{K+1}).
+   `simulated_ppo_iterations` rollouts (more in some epochs) of `ppo.rollout_length` steps on
+   `simulated_num_envs` envs started from real frames of the newest data; exported to
+   policy/epoch_K;
+3. collection: new real data into data/epoch_{K+1}, the learner training on the real env as it
+   collects (as SimPLe; `collection=policy`: the policy only samples);
+4. evaluation: the policy on the real env (eval_metrics/epoch_K.json) and the world model on
+   the data it has not been trained on yet (data/epoch_{K+1}): reward accuracy, losses and
+   accuracies with its prior's bits and its own predictions.
 
 OUTPUT_DIR holds data/, world_model/ (checkpoints; TensorBoard train/, eval/, dream/),
 policy/ (epoch_K SavedModels, checkpoints/, TensorBoard simulated/ and real/) and
@@ -49,7 +52,7 @@ from rlkit.rl import evaluation
 from rlkit.rl.learner import build_learner, check_learner
 from rlkit.rl.on_policy import train_on_policy
 from rlkit.rl.simulated_env import SimulatedBatchEnv
-from rlkit.rl.world_model_training import train_world_model, world_model_estimator
+from rlkit.rl.world_model_training import evaluate_world_model, train_world_model, world_model_estimator
 from rlkit.summaries import write_summaries
 
 
@@ -57,6 +60,28 @@ def steps_per_collection(hparams):
     """Real agent steps per collection: the budget split over the epochs, in whole env steps."""
     per_epoch = math.ceil(hparams.num_real_env_steps / hparams.epochs)
     return math.ceil(per_epoch / hparams.real_num_envs) * hparams.real_num_envs
+
+
+def ppo_iterations_factor(hparams, epoch):
+    """SimPLe trains the policy longer in some epochs: x3 in the last, x2 in epoch 1 and in the
+    epochs 3 and 7 before the last (1, 7 and 11 of 15)."""
+    last = hparams.epochs - 1
+    if epoch == last:
+        return 3
+    return 2 if epoch in (1, last - 3, last - 7) else 1
+
+
+def simulated_iterations_target(hparams, epoch):
+    """The learner's cumulative iterations inside the world model at the end of `epoch`."""
+    return hparams.simulated_ppo_iterations * sum(ppo_iterations_factor(hparams, e) for e in range(epoch + 1))
+
+
+def learner_collections_before(hparams, data_epoch):
+    """How many collections before data/epoch_{data_epoch} had the learner train on the real env."""
+    if data_epoch == 0:
+        return 0
+    first = 0 if hparams.initial_collection == "random" else 1
+    return first + (data_epoch - 1 if hparams.collection == "learner" else 0)
 
 
 def world_model_target(hparams, epoch):
@@ -104,13 +129,13 @@ class PolicyTrainer:
         """The learner inside `model`, started from real frames of the store's `data_epochs`, up
         to this epoch's iteration target; then the export policy/epoch_K."""
         hparams = self.hparams
-        target = hparams.simulated_ppo_iterations * (epoch + 1)
+        target = simulated_iterations_target(hparams, epoch)
         if int(self.iteration) < target:
             env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, self.action_space,
                                     self.action_meanings, hparams.simulated_temperature, data_epochs)
             # Every rollout starts from new real frames: SimPLe's fixed-length simulated rollouts.
             train_on_policy(self.learner, FrameStack(env, hparams.frame_stack_size), self.iteration,
-                            self.simulated_steps, target, hparams.simulated_ppo_iterations * hparams.epochs,
+                            self.simulated_steps, target, simulated_iterations_target(hparams, hparams.epochs - 1),
                             self.seed, self.writer("simulated"), restart_every_rollout=True,
                             save_checkpoint=self.save, checkpoint_every=hparams.checkpoint_every_iterations,
                             log_every=max(1, hparams.simulated_ppo_iterations // 20))
@@ -118,31 +143,35 @@ class PolicyTrainer:
             self.learner.export(self.export_path(epoch))
 
 
-def collect_real_with_learner(hparams, env, data_dir, trainer, seed):
-    """The first collection with the learner learning on the real env as it collects
-    (data/epoch_000). The learner is checkpointed with every shard, so both resume together."""
+def collect_real_with_learner(hparams, env, data_dir, data_epoch, trainer, seed):
+    """A collection into data/epoch_{data_epoch} with the learner learning on the real env as it
+    collects (rollouts of real_rollout_length steps). The learner is checkpointed with every
+    shard, so both resume together."""
     target = steps_per_collection(hparams)
-    done = storage.stored_steps(data_dir, 0)
+    done = storage.stored_steps(data_dir, data_epoch)
     if done >= target:
         return
-    steps_per_iteration = env.num_envs * trainer.learner.hparams.rollout_length
-    iterations = math.ceil(target / steps_per_iteration)
+    steps_per_iteration = env.num_envs * hparams.real_rollout_length
+    per_collection = math.ceil(target / steps_per_iteration)
+    first_iteration = learner_collections_before(hparams, data_epoch) * per_collection
     # The stored shards say how far the collection got: a kill may land between a shard and its checkpoint.
-    trainer.real_iterations.assign(done // steps_per_iteration)
-    trainer.real_steps.assign(done)
-    writer = storage.RolloutWriter(data_dir, 0, env.num_envs)
+    trainer.real_iterations.assign(first_iteration + done // steps_per_iteration)
+    trainer.real_steps.assign(first_iteration * steps_per_iteration + done)
+    last_iteration = first_iteration + per_collection
+    total = learner_collections_before(hparams, hparams.epochs + 1) * per_collection  # all collections
+    writer = storage.RolloutWriter(data_dir, data_epoch, env.num_envs)
 
     def store(observation, actions, step):
         writer.add(observation[:, -1], actions, step)
 
     def write_shard(iteration, metrics):
-        if writer.num_buffered_steps >= hparams.shard_steps or iteration == iterations:
+        if writer.num_buffered_steps >= hparams.shard_steps or iteration == last_iteration:
             writer.write_shard()
             trainer.save()
 
     train_on_policy(trainer.learner, FrameStack(env, hparams.frame_stack_size), trainer.real_iterations,
-                    trainer.real_steps, iterations, iterations, seed, trainer.writer("real"), on_step=store,
-                    after_iteration=write_shard)
+                    trainer.real_steps, last_iteration, total, seed + 100_003 * data_epoch, trainer.writer("real"),
+                    on_step=store, after_iteration=write_shard, rollout_length=hparams.real_rollout_length)
 
 
 def collect_real(hparams, env, data_dir, data_epoch, act, seed):
@@ -151,21 +180,25 @@ def collect_real(hparams, env, data_dir, data_epoch, act, seed):
                        seed + 100_003 * data_epoch, act, hparams.frame_stack_size)
 
 
-def evaluate_epoch(hparams, trainer, model, store, epoch, seed):
-    """Real-env returns over the eval grid and world-model reward accuracy on the data the
-    model has not been trained on yet (data/epoch_{epoch+1}).
+def evaluate_epoch(hparams, trainer, estimator, store, epoch, seed):
+    """Real-env returns over the eval grid, and the world model on the data it has not been
+    trained on yet (data/epoch_{epoch+1}): its reward accuracy and its losses and accuracies.
 
     Returns (the JSON summary, the TensorBoard scalars)."""
     policy_results, _ = evaluation.evaluate_policy(hparams, trainer.learner.act, seed + epoch)
-    accuracy = evaluation.reward_accuracy(model, store, hparams.reward_accuracy_lengths,
+    held_out = [epoch + 1]
+    accuracy = evaluation.reward_accuracy(estimator.model, store, hparams.reward_accuracy_lengths,
                                           hparams.reward_accuracy_rollouts, hparams.simulated_temperature,
-                                          seed + epoch, epochs=[epoch + 1])
+                                          seed + epoch, epochs=held_out)
+    model_metrics = evaluate_world_model(estimator, store, seed + epoch, held_out,
+                                         f"held-out data/epoch_{epoch + 1:03d}")
     real_steps = steps_per_collection(hparams) * (epoch + 2)
     scalars = dict(evaluation.policy_scalars(policy_results), **accuracy)
+    scalars.update({f"world_model/{name}": value for name, value in model_metrics.items() if name != "global_step"})
     scalars["loop/epoch"] = epoch
     scalars["loop/simulated_env_steps"] = int(trainer.simulated_steps)
     summary = dict(epoch=epoch, real_env_steps=real_steps, simulated_env_steps=int(trainer.simulated_steps),
-                   policy=policy_results, world_model=accuracy)
+                   policy=policy_results, world_model=dict(accuracy, held_out_data_epoch=epoch + 1, **model_metrics))
     logging.info("Epoch %d eval: %s", epoch, ", ".join(f"{k} {v:.3g}" for k, v in scalars.items()))
     return summary, scalars
 
@@ -209,7 +242,7 @@ def train(hparams, output_dir, seed):
         if hparams.initial_collection == "random":
             collect_real(hparams, real_env, data_dir, 0, None, seed)
         else:
-            collect_real_with_learner(hparams, real_env, data_dir, trainer, seed)
+            collect_real_with_learner(hparams, real_env, data_dir, 0, trainer, seed)
     # All real data, held compactly; each stage reads only the shards written since the last.
     store = FrameStore(data_dir)
     for epoch in range(hparams.epochs):
@@ -222,12 +255,17 @@ def train(hparams, output_dir, seed):
             store.update()
             train_world_model(estimator, store, seed + epoch, target, seen)
         with stage(epoch, "policy", f"{hparams.base_algo} inside the world model"):
-            trainer.train_in_world_model(estimator.model, store, seen, epoch)
-        with stage(epoch, "collection", "real collection with the policy"):
-            collect_real(hparams, real_env, data_dir, epoch + 1, trainer.learner.act, seed)
+            # Simulated rollouts start from the newest real data: the states the current policy
+            # reaches, as in SimPLe.
+            trainer.train_in_world_model(estimator.model, store, [epoch], epoch)
+        with stage(epoch, "collection", f"real collection ({hparams.collection})"):
+            if hparams.collection == "learner":
+                collect_real_with_learner(hparams, real_env, data_dir, epoch + 1, trainer, seed)
+            else:
+                collect_real(hparams, real_env, data_dir, epoch + 1, trainer.learner.act, seed)
         with stage(epoch, "evaluation", "evaluation"):
             store.update()
-            results, scalars = evaluate_epoch(hparams, trainer, estimator.model, store, epoch, seed)
+            results, scalars = evaluate_epoch(hparams, trainer, estimator, store, epoch, seed)
         # Wall time of this process's stages, for benchmarks; a resumed epoch counts its part only.
         save_epoch_results(eval_dir, results, scalars, stage_seconds)
         stage_seconds = {}
@@ -244,6 +282,9 @@ def check_names(hparams):
     if hparams.initial_collection not in ("random", hparams.base_algo):
         raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or {hparams.base_algo} "
                         "(the learner learns on the real env as it collects)")
+    if hparams.collection not in ("learner", "policy"):
+        raise UserError(f"collection={hparams.collection!r}: use learner (the learner trains on the real env as "
+                        "it collects, as SimPLe) or policy (the policy only samples actions)")
     if not is_atari_game(hparams.game):
         raise UserError(f"game {hparams.game!r} gives no image frames, and the SimPLe loop's world models "
                         "predict frames: use an Atari game (pong, breakout, ...)")

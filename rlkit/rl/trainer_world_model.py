@@ -4,7 +4,8 @@
         --hparams_set=next_frame_basic_deterministic --output_dir=DIR
 
 Checkpoints go to OUTPUT_DIR, TensorBoard events to OUTPUT_DIR/train (losses, pixel and reward
-accuracy, steps/s), OUTPUT_DIR/eval and OUTPUT_DIR/dream: after every checkpoint, multi-step
+accuracy, steps/s), OUTPUT_DIR/eval (at the end, on the training data: hold data out by
+training a loop instead) and OUTPUT_DIR/dream: after every checkpoint, multi-step
 "dream" rollouts, in which the model feeds on its own predictions and the real actions, shown
 next to the real frames. Rerunning the same command resumes from the newest checkpoint.
 """
@@ -19,7 +20,7 @@ from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import action_space_of
 from rlkit.errors import UserError
 from rlkit.models.registry import get_model
-from rlkit.rl.world_model_training import train_world_model, world_model_estimator
+from rlkit.rl.world_model_training import evaluate_world_model, train_world_model, world_model_estimator
 
 ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
 
@@ -60,6 +61,8 @@ def main(argv):
         estimator = world_model_estimator(hparams, output_dir, store.frame_shape, num_actions_of(data_dir))
         cli.write_operative_config(output_dir)
         train_world_model(estimator, store, FLAGS.seed, hparams.train_steps)
+        # A standalone model trains on all the data it is given: it is evaluated on the same.
+        evaluate_world_model(estimator, store, FLAGS.seed, None, f"its training data ({FLAGS.data_dir})")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def world_model_estimator(hparams, output_dir, frame_shape, num_actions):
 
 def train_world_model(estimator, store, seed, max_steps, data_epochs=None):
     """Trains (or resumes) to global step `max_steps` on the `data_epochs` (default all) of a
-    FrameStore, with dream summaries at every checkpoint; returns the evaluation metrics."""
+    FrameStore, with dream summaries at every checkpoint."""
     hparams = estimator.hparams
     input_fn = window_input_fn(store, hparams, seed, data_epochs)
     window = dream_window(store, hparams, data_epochs)
@@ -73,9 +73,15 @@ def train_world_model(estimator, store, seed, max_steps, data_epochs=None):
             estimator.write_summaries("dream", step, {}, images={"dream_real_difference": image[None]})
 
     estimator.train(input_fn, max_steps=max_steps, after_checkpoint=write_dream)
-    results = estimator.evaluate(input_fn, steps=10)
-    logging.info("Evaluation at step %d: %s", results["global_step"],
-                 ", ".join(f"{k} {v:.4g}" for k, v in results.items()))
+
+
+def evaluate_world_model(estimator, store, seed, data_epochs, description, batches=10):
+    """The model's losses and accuracies as SimPLe evaluated them (prior bits, later targets
+    from its own predictions) on `batches` batches of windows from `data_epochs`; written to
+    TensorBoard (model_dir/eval) and returned. `description` says what the data is."""
+    results = estimator.evaluate(window_input_fn(store, estimator.hparams, seed, data_epochs), steps=batches)
+    logging.info("World model at step %d on %s: %s", results["global_step"], description,
+                 ", ".join(f"{k} {v:.4g}" for k, v in results.items() if k != "global_step"))
     return results
 
 

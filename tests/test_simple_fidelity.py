@@ -1,0 +1,112 @@
+"""rlkit's SimPLe against the original (tensor2tensor rl/trainer_model_based_params.py,
+models/video/basic_*_params.py, basic_stochastic.py): the values of every named set, and the
+behaviours that differed before (issue 12)."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rlkit.hparams import create_hparams
+from rlkit.models.optimizers import WarmupSchedule, world_model_optimizer
+from rlkit.models.registry import get_model
+from rlkit.rl.evaluation import reward_accuracies
+from rlkit.rl.trainer_model_based import ppo_iterations_factor, simulated_iterations_target, world_model_target
+
+# The original's values, by rlkit's names (its names in comments where they differ).
+STOCHASTIC_DISCRETE = dict(
+    num_context_frames=4, num_target_frames=6, hidden_size=96, num_compress_steps=6, filter_double_steps=3,
+    num_hidden_layers=2, dropout=0.15, residual_dropout=0.5, input_noise=0.0, batch_size=4,
+    pixel_loss_cutoff=0.03,            # video_modality_loss_cutoff
+    learning_rate=0.002,               # learning_rate_constant, Adafactor
+    learning_rate_schedule="linear_warmup", learning_rate_warmup_steps=2000, clip_grad_norm=1.0,
+    recurrent_state_size=64, bottleneck_bits=128,
+    bottleneck_noise=0.2,              # the truncated normal's stddev in tanh_discrete_bottleneck
+    bit_flip_probability=0.1,          # bottleneck_noise
+    latent_discriminator_filters=128,  # double_discriminator's filters1
+    latent_predictor_state_size=128, latent_predictor_dropout=0.1,
+    discretize_warmup_steps=40000, latent_rnn_warmup_steps=40000, latent_rnn_max_sampling=0.5,
+    latent_use_max_probability=0.8,
+    scheduled_sampling_steps=40000,    # scheduled_sampling_decay_steps, mode prob_inverse_lin
+    scheduled_sampling_max_prob=1.0)
+DETERMINISTIC_PIXEL_NOISE = dict(  # next_frame_pixel_noise, rlmb_base's world model
+    num_context_frames=4, num_target_frames=1, hidden_size=64, num_compress_steps=6, filter_double_steps=2,
+    num_hidden_layers=2, dropout=0.1, residual_dropout=0.5, input_noise=0.05, batch_size=4,
+    pixel_loss_cutoff=0.01, learning_rate=1.5, learning_rate_schedule="linear_warmup_rsqrt_decay",
+    learning_rate_warmup_steps=8000, clip_grad_norm=1.0)
+LOOP = dict(epochs=15, num_real_env_steps=96000, initial_collection="ppo", collection="learner",
+            real_num_envs=16, real_rollout_length=200,  # real_ppo_epoch_length 16 x 200, 16 agents
+            longer_training_epochs=[0, 1, 4, 9, 14], longer_training_factor=3, simulated_num_envs=16,
+            simulated_ppo_iterations=1000,              # ppo_epochs_num
+            frame_stack_size=4, max_num_noops=8, eval_sampling_temps=[0.5, 0.0, 1.0], eval_max_num_noops=8,
+            eval_batch_size=32, eval_step_limit=1000, reward_accuracy_lengths=[12, 50],
+            reward_accuracy_rollouts=128)               # wm_eval_batch_size 16 x wm_eval_num_batches 8
+PPO = dict(learning_rate=1e-4, gamma=0.99, gae_lambda=0.95, clip_coef=0.1, value_coef=1.0, entropy_coef=0.01,
+           optimization_epochs=3, rollout_length=50, max_gradient_norm=0.5,
+           dropout=0.0)  # dropout_ppo 0.1, in a layer that ran in inference mode
+ORIGINAL_SETS = {
+    "rlmb_base": (dict(LOOP), DETERMINISTIC_PIXEL_NOISE),
+    "rlmb_base_stochastic_discrete": (dict(LOOP), STOCHASTIC_DISCRETE),
+    "rlmb_long_stochastic_discrete": (dict(LOOP), dict(STOCHASTIC_DISCRETE, num_target_frames=16, batch_size=2)),
+    "rlmb_base_stochastic_discrete_20k": (dict(LOOP, num_real_env_steps=19200, epochs=6,
+                                               simulated_ppo_iterations=2000), STOCHASTIC_DISCRETE),
+    "rlmb_base_stochastic_discrete_50k": (dict(LOOP, num_real_env_steps=48000), STOCHASTIC_DISCRETE),
+    "rlmb_base_stochastic_discrete_1m": (dict(LOOP, num_real_env_steps=960000), STOCHASTIC_DISCRETE),
+    "rlmb_base_stochastic_discrete_sticky": (dict(LOOP, sticky_actions=True), STOCHASTIC_DISCRETE),
+}
+
+
+@pytest.mark.parametrize("set_name", sorted(ORIGINAL_SETS))
+def test_every_simple_set_carries_the_original_values(set_name):
+    hparams = create_hparams(set_name)
+    loop, world_model = ORIGINAL_SETS[set_name]
+    assert {k: hparams.get(k) for k in loop} == loop
+    assert {k: hparams.world_model.get(k) for k in world_model} == world_model
+    assert hparams.world_model.train_steps == 15000  # model_train_steps, in every set
+    assert {k: hparams.ppo.get(k) for k in PPO} == PPO
+
+
+def test_policy_training_lengths_follow_the_original():
+    """x2 in epochs 1, 7 and 11, x3 in the last: 20K iterations over 15 epochs."""
+    hparams = create_hparams("rlmb_base_stochastic_discrete")
+    assert [ppo_iterations_factor(hparams, e) for e in range(15)] == [1, 2, 1, 1, 1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 3]
+    assert simulated_iterations_target(hparams, 14) == 20_000
+    assert world_model_target(hparams, 14) == 15000 * (10 + 5 * 3)
+
+
+def test_world_model_learning_rate_schedules():
+    warmup = WarmupSchedule(0.002, 2000, "linear_warmup")
+    np.testing.assert_allclose([float(warmup(s)) for s in (0, 999, 1999, 50000)],
+                               [0.002 / 2000, 0.001, 0.002, 0.002], rtol=1e-5)
+    decay = WarmupSchedule(1.5, 8000, "linear_warmup_rsqrt_decay")
+    np.testing.assert_allclose([float(decay(s)) for s in (7999, 32000)], [1.5 / 8000 ** 0.5, 1.5 / 32000 ** 0.5],
+                               rtol=1e-5)
+    optimizer = world_model_optimizer(create_hparams("next_frame_basic_stochastic_discrete"))
+    assert isinstance(optimizer, keras.optimizers.Adafactor) and optimizer.global_clipnorm == 1.0
+
+
+def test_the_prior_learns_the_clean_sign_of_the_posterior_logits():
+    keras.utils.set_random_seed(0)
+    hparams = create_hparams("next_frame_basic_stochastic_discrete_tiny", "bit_flip_probability=0.5")
+    model = get_model(hparams.model)(hparams, (105, 80, 3), 6)
+    rng = np.random.default_rng(0)
+    history = tf.constant(rng.integers(0, 256, (2, 4, 105, 80, 3)), tf.uint8)
+    target = tf.constant(rng.integers(0, 256, (2, 105, 80, 3)), tf.uint8)
+    actions = tf.constant([1, 2])
+    targets = []
+    model.prior_loss = lambda bottleneck, bits, training: targets.append(bits) or 0.0
+    model.frame_model(history, actions, inject_latent=model._training_latent(history, target, actions, 0, []),
+                      training=True)
+    logits = model.posterior_logits(history, target, actions)
+    np.testing.assert_array_equal(targets[0], np.sign(logits))
+    # The bits the frame model gets are noisy: half of them flipped here.
+    noisy = model.posterior_bits_for_training(logits, 10**6)
+    assert 0.2 < np.mean(noisy.numpy() != np.sign(logits)) < 0.8
+
+
+def test_reward_accuracy_compares_cumulative_rewards():
+    real = np.array([[0, 1, 0, -1], [0, 0, 1, 0]])
+    predicted = np.array([[1, 0, 0, -1], [0, 1, 0, 0]])  # the same sums at steps 2 and 4; at step 4 only
+    results = reward_accuracies(predicted, real, [2, 4])
+    assert results == {"reward_accuracy/at_2": 0.5, "reward_accuracy/at_4": 1.0,
+                       "reward_accuracy_every_step/at_2": 0.0, "reward_accuracy_every_step/at_4": 0.0}
