@@ -36,7 +36,9 @@ def fake_linear_regression(hparams):
 
 
 def hparams(units=1):
-    return HParams(units=units, learning_rate=0.05)
+    # The Estimator's optimizer settings, as in every world-model set.
+    return HParams(units=units, learning_rate=0.5, learning_rate_schedule="constant", learning_rate_warmup_steps=0,
+                   clip_grad_norm=1.0)
 
 
 def input_fn(seed=0, batches=None):

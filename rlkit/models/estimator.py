@@ -10,7 +10,9 @@ A model is a `keras.Model` registered with `@register_model` whose builder takes
 resuming from the newest checkpoint in model_dir and counting a global step; `evaluate`
 returns averaged metrics and writes them to TensorBoard; `predict` yields predictions.
 `input_fn()` returns a `tf.data.Dataset` of feature dicts. Under mixed precision a model
-computes in float16 and casts to float32 for its losses.
+computes in float16 and casts to float32 for its losses. The optimizer is SimPLe's for world
+models (`optimizers.world_model_optimizer`): Adafactor on the hparams' learning_rate,
+learning_rate_schedule and learning_rate_warmup_steps, clipped to clip_grad_norm.
 
 TensorBoard tags follow rlkit's vocabulary: `losses/NAME` for metrics named *loss,
 `charts/NAME` for the others and `charts/steps_per_second`.
