@@ -33,6 +33,7 @@ from rlkit.data_generators.make_env import frame_shape, make_batch_env
 from rlkit.hparams import create_hparams
 from rlkit.hparams.registry import apply_overrides
 from rlkit.models.world_model import imagine
+from rlkit.rl.evaluation import reward_accuracies
 from rlkit.rl.world_model_training import window_input_fn, world_model_estimator
 
 HORIZONS = (1, 12, 50)
@@ -77,9 +78,8 @@ def quality(model, store, rollouts, temperature, seed):
     for n in HORIZONS:
         results[f"pixel_accuracy/at_{n}"] = float(np.mean(frames[:, n - 1] == real_frames[:, n - 1]))
         results[f"copy_last_frame_pixel_accuracy/at_{n}"] = float(np.mean(last_context == real_frames[:, n - 1]))
-    predicted_sums, real_sums = np.cumsum(rewards, axis=1), np.cumsum(real_rewards, axis=1)
-    for n in REWARD_HORIZONS:
-        results[f"reward_accuracy/at_{n}"] = float(np.mean(predicted_sums[:, n - 1] == real_sums[:, n - 1]))
+    accuracies = reward_accuracies(rewards, real_rewards, REWARD_HORIZONS)
+    results.update({f"reward_accuracy/at_{n}": accuracies[f"reward_accuracy/at_{n}"] for n in REWARD_HORIZONS})
     return results
 
 
