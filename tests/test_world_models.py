@@ -92,16 +92,19 @@ def test_checkpoint_round_trip_gives_identical_predictions(set_name, pong_batch,
     np.testing.assert_array_equal(expected["rewards"], actual["rewards"])
 
 
+@pytest.mark.parametrize("single_frame", [False, True])
 @pytest.mark.parametrize("set_name", WORLD_MODELS)
-def test_every_world_model_has_the_same_interface(set_name, pong_batch):
+def test_every_world_model_has_the_same_interface(set_name, single_frame, pong_batch):
     """Shapes, the recurrent state threaded through steps, the temperature, and `imagine`."""
     keras.utils.set_random_seed(0)
-    hparams = create_hparams(set_name, "recurrent_state_size=4,num_target_frames=1")
+    hparams = create_hparams(set_name, f"recurrent_state_size=4,num_target_frames=1,single_frame={single_frame}")
     model = get_model(hparams.model)(hparams, (105, 80, 3), 6)
     assert model.frame_shape == (105, 80, 3) and model.num_actions == 6
     history, actions = pong_batch["frames"][:, :4], pong_batch["actions"][:, 3]
-    state = model.initial_state(4)
+    state = model.start_state(history, pong_batch["actions"][:, :3])
     assert state.shape == (4, 105, 80, 4)
+    # The stacked model starts fresh; the single-frame model's state has warmed up over the history.
+    assert (float(tf.reduce_max(tf.abs(state))) > 0) == single_frame
     frames, rewards, next_state = model.next_frame(history, actions, state, 0.0)
     assert frames.shape == (4, 105, 80, 3) and frames.dtype == tf.uint8
     assert rewards.shape == (4,) and set(rewards.numpy()) <= {-1, 0, 1}
@@ -123,3 +126,23 @@ def test_every_world_model_has_the_same_interface(set_name, pong_batch):
         frame, _, window, state = imagine(model, window, plan[:, t:t + 1], state, temperature=0.0)
         np.testing.assert_array_equal(frame[:, 0], dreamed[:, t])
     np.testing.assert_allclose(state, final_state)
+
+
+def test_the_single_frame_model_reads_one_frame_and_warms_up_over_the_context(pong_batch):
+    """The original's recurrent design: one frame in per step, a state built over the context
+    frames, and the pixel loss of the warm-up predictions added to the loss."""
+    keras.utils.set_random_seed(0)
+    hparams = create_hparams(TINY, "recurrent_state_size=4,single_frame=True")
+    model = NextFrameBasicDeterministic(hparams, *PONG)
+    history, actions = pong_batch["frames"][:, :4], pong_batch["actions"]
+    other_past = tf.concat([tf.reverse(history[:, :3], axis=[0]), history[:, 3:]], axis=1)
+    state = model.initial_state(4)
+    # Only the last frame goes in: earlier frames reach the model through the state alone.
+    np.testing.assert_array_equal(model(history, actions[:, 3], state)[0], model(other_past, actions[:, 3], state)[0])
+    assert not np.allclose(model.start_state(history, actions[:, :3]), model.start_state(other_past, actions[:, :3]))
+    loss, metrics = model.loss_and_metrics(pong_batch, 0, training=False)
+    assert float(metrics["warm_up_pixel_loss"]) > 0
+    np.testing.assert_allclose(loss, metrics["pixel_loss"] + metrics["reward_loss"] + metrics["warm_up_pixel_loss"],
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match="recurrent_state_size"):
+        NextFrameBasicDeterministic(create_hparams(TINY, "single_frame=True"), *PONG)

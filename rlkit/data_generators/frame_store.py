@@ -151,14 +151,14 @@ class FrameStore:
         return {name: np.stack([w[name] for w in chosen]) for name in chosen[0]}
 
     def random_window(self, rng, length, from_start=False, epochs=None):
-        """The frames [length, H, W, C] of a random window: the start of a random episode that
-        began at a reset (from_start), or any window of a random episode long enough."""
+        """A random window (as `window`): the start of a random episode that began at a reset
+        (from_start), or any window of a random episode long enough."""
         episodes = self.chosen_episodes(epochs, length, from_start)
         if not episodes:
             raise ValueError(f"no stored episode{' start' if from_start else ''} has {length} steps")
         episode = episodes[rng.integers(len(episodes))]
         start = 0 if from_start else rng.integers(len(self.episodes[episode]) - length + 1)
-        return self.frames(self.episodes[episode].indices[start:start + length])
+        return self.window(episode, start, length)
 
     def window_dataset(self, num_context_frames, num_target_frames, seed=None, epochs=None):
         """A shuffled tf.data.Dataset of every window of context + target steps (of `epochs`),

@@ -23,6 +23,9 @@ def next_frame_basic_deterministic():
         residual_dropout=0.5,  # before every middle layer
         input_noise=0.0,       # share of input pixels replaced by the background in training
         recurrent_state_size=0,  # channels of a conv-GRU memory at full resolution; 0: none
+        # True: the original stochastic model's recurrent design, one frame in per step and a
+        # state warmed up over the context; False: rlkit's k stacked frames (see the README).
+        single_frame=False,
         pixel_loss_cutoff=0.01,
         reward_loss_coef=1.0,
         # Adafactor (updates scaled by each weight's RMS) at learning_rate x the schedule:

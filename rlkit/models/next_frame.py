@@ -7,7 +7,12 @@ the next frame as a 256-way softmax per pixel and channel, and the reward as 3 c
     inputs:  each context frame standardised (per image and channel), stacked along channels;
              in training, `input_noise` of the pixels replaced by the batch's median colour
     embed:   pointwise Dense(hidden_size), plus a sinusoidal timing signal over rows and columns
-    memory:  a conv-GRU state at full resolution (rlkit's; see the README), added to the embedding
+    memory:  a conv-GRU state at full resolution (`recurrent_state_size` channels), added to
+             the embedding (rlkit's stacked design, see the README)
+    single_frame (the original stochastic model's recurrent design): only the last context
+             frame goes in, stacked with the state; the conv-GRU then takes in that frame. The
+             state starts by warming up over the context frames one at a time (`warm_up`),
+             and training adds the pixel loss of the warm-up predictions
     encoder: num_compress_steps x [dropout, timing signal, 4x4 stride-2 conv, layer norm];
              filters double for the first filter_double_steps steps
     middle:  action injected (x * sigmoid(Dense(a)) + Dense(a)), the stochastic model's latent
@@ -23,7 +28,7 @@ Features are windows from `FrameStore.window_dataset`: frames [B, L, H, W, C] ui
 [B, L], rewards [B, L] in -1..1; frame i+1 follows action i, which earned reward i.
 
 Every world model has the interface of `rlkit.models.world_model`: built from its hparams, the
-env's frame shape and its number of actions; `initial_state`, `next_frame` and
+env's frame shape and its number of actions; `start_state`, `next_frame` and
 `loss_and_metrics(features, step, training)`.
 """
 
@@ -166,9 +171,12 @@ class NextFrameBasicDeterministic(keras.Model):
                                  layers.LayerNormalization()))
         self.pixel_head = layers.Dense(self.frame_shape[-1] * NUM_PIXEL_VALUES)
         self.state_size = hparams.recurrent_state_size
+        if hparams.single_frame and not self.state_size:
+            raise ValueError("single_frame=True needs recurrent_state_size > 0: the state is the model's only memory")
         if self.state_size:
             self.recurrent = ConvGRU(self.state_size)
-            self.state_projection = layers.Dense(hparams.hidden_size)
+            if not hparams.single_frame:
+                self.state_projection = layers.Dense(hparams.hidden_size)
         self.noise_rng = tf.random.Generator.from_seed(seed + 1)
 
     def initial_state(self, batch_size):
@@ -184,9 +192,12 @@ class NextFrameBasicDeterministic(keras.Model):
     def call(self, context_frames, actions, state=None, inject_latent=None, training=False):
         """context_frames [B, k, H, W, C] uint8, actions [B], the recurrent state (None: the
         initial one) and, for the stochastic model, `inject_latent(bottleneck) -> bottleneck`
-        -> (pixel logits [B, H, W, C, 256], reward logits [B, 3], the next recurrent state)."""
+        -> (pixel logits [B, H, W, C, 256], reward logits [B, 3], the next recurrent state).
+        The single-frame model reads only the last context frame."""
         hparams = self.hparams
         assert context_frames.shape[1] == hparams.num_context_frames, context_frames.shape
+        if hparams.single_frame:
+            context_frames = context_frames[:, -1:]
         if training and hparams.input_noise > 0:
             context_frames = pixel_noise(context_frames, hparams.input_noise, self.noise_rng)
         x = stack_frames(context_frames, self.compute_dtype)
@@ -194,10 +205,15 @@ class NextFrameBasicDeterministic(keras.Model):
         if state is None:
             state = self.initial_state(batch)
         action = tf.one_hot(actions, self.num_actions, dtype=self.compute_dtype)
-        x = add_timing_signal(self.embed(x))
-        if self.state_size:  # a full-resolution memory of what the 4 context frames cannot show
-            state = self.recurrent(x, state)
-            x = x + self.state_projection(tf.cast(state, self.compute_dtype))
+        if hparams.single_frame:  # the frame and the state before it in; then the state takes in the frame
+            frame, x = x, tf.concat([x, tf.cast(state, self.compute_dtype)], axis=-1)
+            state = self.recurrent(frame, state)
+            x = add_timing_signal(self.embed(x))
+        else:
+            x = add_timing_signal(self.embed(x))
+            if self.state_size:  # a full-resolution memory of what the 4 context frames cannot show
+                state = self.recurrent(x, state)
+                x = x + self.state_projection(tf.cast(state, self.compute_dtype))
         skips = []
         for dropout, conv, norm in self.encoder:
             skips.append(x)
@@ -218,13 +234,38 @@ class NextFrameBasicDeterministic(keras.Model):
         logits = tf.reshape(self.pixel_head(x), (batch, height, width, self.frame_shape[-1], NUM_PIXEL_VALUES))
         return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), state
 
+    def warm_up(self, frames, actions, latent_for=None, training=False):
+        """The state to predict the frame after frames [B, k, H, W, C] from, and the mean pixel
+        loss of the predictions made on the way (0 for the stacked model, which starts fresh).
+
+        The single-frame model, as the original, is fed frames 0..k-2 one at a time from a
+        fresh state, with actions [B, >= k-1] (actions[:, i] taken on frame i), predicting
+        frames 1..k-1. `latent_for(window, target, action)`: the stochastic model's
+        inject_latent for each of these steps.
+        """
+        hparams = self.hparams
+        state = self.initial_state(tf.shape(frames)[0])
+        if not hparams.single_frame:
+            return state, tf.constant(0.0)
+        context, losses = hparams.num_context_frames, []
+        for i in range(context - 1):
+            # The model reads the window's last frame; earlier slots repeat frame 0.
+            window = tf.concat([tf.repeat(frames[:, :1], context - 1 - i, axis=1), frames[:, :i + 1]], axis=1)
+            inject = latent_for(window, frames[:, i + 1], actions[:, i]) if latent_for else None
+            pixel_logits, _, state = self(window, actions[:, i], state, inject_latent=inject, training=training)
+            pixel_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(frames[:, i + 1], tf.int32),
+                                                                        pixel_logits)
+            losses.append(tf.reduce_mean(tf.nn.relu(pixel_xent - hparams.pixel_loss_cutoff)))
+        return state, tf.add_n(losses) / len(losses)
+
     def loss_and_metrics(self, features, step, training=False):
         """Losses over the window's target frames (`step`, the training step, is unused: this
         model has no schedules). Each target is predicted from real context frames."""
         hparams = self.hparams
         frames, actions, rewards = features["frames"], features["actions"], features["rewards"]
         context = hparams.num_context_frames
-        per_frame, state = [], None
+        state, warm_up_loss = self.warm_up(frames[:, :context], actions, training=training)
+        per_frame = []
         for i in range(hparams.num_target_frames):
             target = context + i
             pixel_logits, reward_logits, state = self(frames[:, i:target], actions[:, target - 1], state,
@@ -234,12 +275,22 @@ class NextFrameBasicDeterministic(keras.Model):
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
         loss = metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
         assert set(metrics) == LOSS_KEYS, set(metrics)
+        if hparams.single_frame:  # the original's extra loss on the frames predicted while warming up
+            metrics["warm_up_pixel_loss"] = warm_up_loss
+            loss += warm_up_loss
         return loss, metrics
 
     @tf.function(reduce_retracing=True)
+    def start_state(self, history, history_actions, temperature=1.0):
+        """The recurrent state for the step after history [B, k, H, W, C] uint8; history_actions
+        [B, k-1]: the actions taken on its frames. A deterministic model ignores the temperature."""
+        del temperature
+        return self.warm_up(history, history_actions)[0]
+
+    @tf.function(reduce_retracing=True)
     def next_frame(self, history, actions, state, temperature=1.0):
-        """One step: history [B, k, H, W, C] uint8, actions [B] and the recurrent state (start
-        from `initial_state`) -> the most likely next frames [B, H, W, C] uint8, rewards [B] in
+        """One step: history [B, k, H, W, C] uint8, actions [B] and the recurrent state (from
+        `start_state`) -> the most likely next frames [B, H, W, C] uint8, rewards [B] in
         {-1, 0, 1} and the next state. A deterministic model ignores the temperature."""
         del temperature
         pixel_logits, reward_logits, state = self(history, actions, state, training=False)

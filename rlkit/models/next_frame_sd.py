@@ -215,15 +215,18 @@ class NextFrameStochasticDiscrete(keras.Model):
         context, batch = hparams.num_context_frames, tf.shape(frames)[0]
         sampling = scheduled_sampling_probability(step, hparams.scheduled_sampling_steps,
                                                   hparams.scheduled_sampling_max_prob)
-        history, state = frames[:, :context], None
         per_frame, bit_losses = [], []
+
+        def latent_for(history, target_frame, action):
+            if training:
+                return self._training_latent(history, target_frame, action, step, bit_losses)
+            return self._prior_latent(history, target_frame, action, 1.0, bit_losses)
+        history = frames[:, :context]
+        state, warm_up_loss = self.frame_model.warm_up(history, actions, latent_for, training=training)
         for i in range(hparams.num_target_frames):
             target = context + i
             action = actions[:, target - 1]
-            if training:
-                inject = self._training_latent(history, frames[:, target], action, step, bit_losses)
-            else:
-                inject = self._prior_latent(history, frames[:, target], action, 1.0, bit_losses)
+            inject = latent_for(history, frames[:, target], action)
             pixel_logits, reward_logits, state = self.frame_model(history, action, state, inject_latent=inject,
                                                                   training=training)
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
@@ -239,10 +242,23 @@ class NextFrameStochasticDiscrete(keras.Model):
         loss = (metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
                 + hparams.bit_loss_coef * metrics["bit_loss"])
         assert set(metrics) == LOSS_KEYS | {"bit_loss", "prior_share", "scheduled_sampling"}, set(metrics)
+        if hparams.single_frame:  # the original's extra loss on the frames predicted while warming up
+            metrics["warm_up_pixel_loss"] = warm_up_loss
+            loss += warm_up_loss
         return loss, metrics
 
     def initial_state(self, batch_size):
         return self.frame_model.initial_state(batch_size)
+
+    @tf.function(reduce_retracing=True)
+    def start_state(self, history, history_actions, temperature=1.0):
+        """The recurrent state for the step after history [B, k, H, W, C] uint8; history_actions
+        [B, k-1]: the actions taken on its frames. Warm-up bits come from the prior at `temperature`."""
+        temperature = tf.cast(temperature, tf.float32)
+
+        def latent_for(window, target_frame, action):
+            return self._prior_latent(window, None, action, temperature, [])
+        return self.frame_model.warm_up(history, history_actions, latent_for)[0]
 
     @tf.function(reduce_retracing=True)
     def next_frame(self, history, actions, state, temperature=1.0):

@@ -4,7 +4,9 @@ A world model is a registered `keras.Model` built as `get_model(hparams.model)(h
 frame_shape, num_actions)`: its hparams (a world-model set), and the (H, W, C) frames and the
 number of actions of the env it models, which come from the env, never from the set. It has
 
-    initial_state(batch_size) -> state
+    start_state(history, history_actions, temperature) -> state
+        the recurrent state to step on from history [B, k, H, W, C] uint8, whose first k-1
+        frames had history_actions [B, k-1] taken on them
     next_frame(history, actions, state, temperature) -> (frames, rewards, state)
         history [B, k, H, W, C] uint8, actions [B] int -> frames [B, H, W, C] uint8, rewards
         [B] in {-1, 0, 1}; a stochastic model samples its latent at `temperature`, a
@@ -37,19 +39,21 @@ def most_likely(pixel_logits, reward_logits):
 
 
 def predict_after_context(model, features):
-    """A world model's predicted frame and reward after each window's context, from a fresh state."""
+    """A world model's predicted frame and reward after each window's context."""
     context = model.hparams.num_context_frames
-    history = features["frames"][:, :context]
-    frames, rewards, _ = model.next_frame(history, features["actions"][:, context - 1],
-                                          model.initial_state(tf.shape(history)[0]))
+    history, actions = features["frames"][:, :context], features["actions"]
+    state = model.start_state(history, actions[:, :context - 1])
+    frames, rewards, _ = model.next_frame(history, actions[:, context - 1], state)
     return {"frames": frames, "rewards": rewards}
 
 
-def imagine(model, history, actions, state=None, temperature=1.0):
+def imagine(model, history, actions, state=None, temperature=1.0, history_actions=None):
     """Steps `model` through `actions`, each step on the frames it predicted before.
 
     history: [B, k, H, W, C] uint8, the last k frames (real or imagined); actions: [B, T], the
-    action taken after each frame; state: the model's recurrent state (None: a fresh one).
+    action taken after each frame; state: the model's recurrent state (None: the model starts
+    from `history`, whose first k-1 frames had history_actions [B, k-1] taken on them; None:
+    no-ops, as after a reset).
     Returns numpy (frames [B, T, H, W, C] uint8, rewards [B, T] int32, the last k frames
     [B, k, H, W, C], the model's state after them).
     """
@@ -58,9 +62,11 @@ def imagine(model, history, actions, state=None, temperature=1.0):
     batch, context = history.shape[0], model.hparams.num_context_frames
     assert history.shape[1] == context and history.shape[2:] == model.frame_shape, (history.shape, model.frame_shape)
     assert actions.ndim == 2 and actions.shape[0] == batch and actions.shape[1] > 0, actions.shape
-    if state is None:
-        state = model.initial_state(batch)
     temperature = tf.constant(temperature, tf.float32)
+    if state is None:
+        if history_actions is None:
+            history_actions = np.zeros((batch, context - 1), np.int32)
+        state = model.start_state(history, tf.constant(history_actions, tf.int32), temperature)
     frames, rewards = [], []
     for t in range(actions.shape[1]):
         frame, reward, state = model.next_frame(history, actions[:, t], state, temperature)

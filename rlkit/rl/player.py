@@ -128,7 +128,7 @@ class Player:
             frames = stack[0]
             self.real.start(frames)
         else:
-            frames = self.store.random_window(self.rng, self.context, from_start=True)
+            frames = self.store.random_window(self.rng, self.context, from_start=True)["frames"]
         if self.simulated is not None:
             self.simulated.start(frames)
             self.state = None  # imagine starts the model's recurrent state afresh

@@ -31,15 +31,18 @@ class SimulatedBatchEnv(BatchEnv):
         self._history = self._state = None
 
     def initial_windows(self):
-        """[N, k, H, W, C] real frames: env 0 from an episode start, the others anywhere."""
-        return np.stack([self.store.random_window(self._rng, self.context, from_start=env == 0, epochs=self.epochs)
-                         for env in range(self.num_envs)])
+        """N windows of k real steps, stacked (frames [N, k, H, W, C], actions [N, k], ...):
+        env 0 from an episode start, the others anywhere."""
+        windows = [self.store.random_window(self._rng, self.context, from_start=env == 0, epochs=self.epochs)
+                   for env in range(self.num_envs)]
+        return {name: np.stack([w[name] for w in windows]) for name in windows[0]}
 
     def _reset(self, seed):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._history = self.initial_windows()
-        self._state = self.model.initial_state(self.num_envs)
+        windows = self.initial_windows()
+        self._history = windows["frames"]
+        self._state = self.model.start_state(self._history, windows["actions"][:, :-1], self.temperature)
         return self._history[:, -1]
 
     def initial_stack(self, observation, k):

@@ -32,7 +32,8 @@ def dream_image(model, window, hparams):
     """
     context = hparams.num_context_frames  # the window holds context + dream_length steps
     # The first predicted frame follows the action taken on the last context frame.
-    dream, _, _, _ = imagine(model, window["frames"][None, :context], window["actions"][None, context - 1:-1])
+    dream, _, _, _ = imagine(model, window["frames"][None, :context], window["actions"][None, context - 1:-1],
+                             history_actions=window["actions"][None, :context - 1])
     real = window["frames"][context:]
     difference = np.abs(dream[0].astype(np.int16) - real.astype(np.int16)).astype(np.uint8)
     return np.concatenate(np.concatenate([dream[0], real, difference], axis=2), axis=0)
