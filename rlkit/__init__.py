@@ -1,6 +1,7 @@
 """rlkit: model-based (SimPLe) and model-free deep RL on TensorFlow 2 / Keras 3."""
 
 import os
+import sys
 
 # TensorFlow leaves its oneDNN CPU kernels off on some x86 CPUs; on the 2-core machines rlkit is
 # developed on they make convolution training ~1.6x faster (scripts/bench_ppo.py). This must be set
@@ -8,3 +9,30 @@ import os
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
 __version__ = "0.1.0"
+
+# RLKIT_TF_LOGS=1 shows everything TensorFlow's C++ side logs.
+TF_LOGS = os.environ.get("RLKIT_TF_LOGS", "") not in ("", "0")
+
+
+def _import_tensorflow_quietly():
+    """Imports TensorFlow and probes its devices with stderr pointed at /dev/null.
+
+    TensorFlow's C++ start-up lines (CUDA probing, oneDNN and CPU-feature notices) are written
+    before its log level applies, so only the file descriptor can hold them back. Python errors
+    still show: stderr is restored before any exception propagates."""
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    sys.stderr.flush()
+    os.dup2(devnull, 2)
+    try:
+        import tensorflow as tf
+        tf.config.list_physical_devices()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+if not TF_LOGS:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # later C++ info lines (checkpoint sharding, ...)
+    _import_tensorflow_quietly()

@@ -17,6 +17,6 @@ def restore_latest(checkpoint, manager, what):
         checkpoint.restore(latest).assert_existing_objects_matched()
     except (ValueError, AssertionError, tf.errors.OpError) as e:
         reason = " ".join(str(e).split())[:200]
-        raise UserError(f"cannot restore checkpoint {latest} into {what} ({reason}); resume with the "
-                        "hparams that wrote it, or choose a new output dir") from None
+        raise UserError(f"cannot restore checkpoint {latest} into {what} ({reason}): use the hparams (game, "
+                        "frame size, model) of the run that wrote it, or a new output dir to train afresh") from None
     return True

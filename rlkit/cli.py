@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging as std_logging
 import os
+import signal
 import sys
 
 import gin
@@ -31,6 +32,7 @@ HPARAMS_FILE = "hparams.json"        # the run's hparams, nested and complete
 RUN_FILE = "run.json"                # the set name and overrides it was built from
 GIN_FILE = "operative_config.gin"
 COMMAND_FILE = "command.txt"
+_run_in_progress = None  # the output dir of the run this command started, for the Ctrl-C line
 # What a trained policy or world model is tied to: these may not change when a run is read again.
 ENV_SHAPE_KEYS = ("game", "frame_height", "frame_width", "grayscale", "frame_stack_size")
 
@@ -131,6 +133,8 @@ def start_run(FLAGS, check=None):  # noqa: N803  (absl's FLAGS object, passed in
         if check is not None:
             check(hparams)
         save_run(output_dir, hparams, FLAGS.hparams_set, FLAGS.hparams)
+        global _run_in_progress
+        _run_in_progress = FLAGS.output_dir
         yield hparams, output_dir
 
 
@@ -193,14 +197,43 @@ class _WithoutTensorFlowInfo(std_logging.Filter):
         return record.levelno >= std_logging.WARNING or f"{os.sep}tensorflow{os.sep}" not in record.pathname
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is, so both unwind the same way."""
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped()
+
+
+def _quiet_shutdown():
+    """After the one line that says why a command stopped, TensorFlow's warnings about objects
+    torn down half-built (a checkpoint that did not fit, say) would only bury it."""
+    std_logging.getLogger("tensorflow").setLevel(std_logging.ERROR)
+
+
 def run(main):
-    """absl's app.run, with UserError printed as one line and exit status 2."""
+    """absl's app.run, with UserError printed as one line and exit status 2, and Ctrl-C or
+    SIGTERM as one line saying how to resume and exit status 130 or 143.
+
+    Both stop the command where it is: pending `finally` blocks run (a gs:// output dir gets
+    its last upload) and files are only ever replaced whole (`fileio.atomic_write_*`), so what
+    a run wrote stays readable and a rerun of the same command resumes it."""
     def main_with_user_errors(argv):
         std_logging.getLogger("tensorflow").setLevel(std_logging.WARNING)
         logging.get_absl_handler().addFilter(_WithoutTensorFlowInfo())
+        signal.signal(signal.SIGTERM, _raise_stopped)
         try:
             return main(argv)
         except UserError as e:
+            _quiet_shutdown()
             print(f"error: {e}", file=sys.stderr)
             sys.exit(2)
+        except KeyboardInterrupt as e:
+            _quiet_shutdown()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the message short
+            name, status = ("SIGTERM", 143) if isinstance(e, Stopped) else ("Ctrl-C", 130)
+            hint = (f"rerun the same command to resume the run in {_run_in_progress}" if _run_in_progress
+                    else "nothing was left half-written")
+            print(f"stopped by {name}: {hint}", file=sys.stderr)
+            sys.exit(status)
     app.run(main_with_user_errors)

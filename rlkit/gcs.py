@@ -21,12 +21,26 @@ import json
 import os
 import threading
 
+from absl import logging
+
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text, is_temporary
 
 SCHEME = "gs://"
 MANIFEST = ".rlkit_gcs_manifest.json"  # object name -> generation of each cached file
 SYNC_SECONDS = 5.0
+# How long one storage call retries transient failures (no route, 5xx, 429) before rlkit
+# reports it: short, so a machine without a network hears so within seconds, not after the
+# client's default two minutes. A run's periodic uploads also try again every SYNC_SECONDS.
+RETRY_SECONDS = float(os.environ.get("RLKIT_GCS_RETRY_SECONDS", "10"))
+TIMEOUT = (5.0, 120.0)  # seconds to connect, and to wait for each read
+
+
+def _call_settings():
+    """retry= and timeout= for every storage call."""
+    from google.cloud.storage.retry import DEFAULT_RETRY
+
+    return dict(retry=DEFAULT_RETRY.with_timeout(RETRY_SECONDS), timeout=TIMEOUT)
 
 
 def is_remote(path):
@@ -91,15 +105,18 @@ def _clear_errors(path):
     except exceptions.Forbidden as e:
         raise UserError(f"permission denied on {path}: {e.message}; ask for access to "
                         f"gs://{bucket} or use another bucket") from None
-    except requests.exceptions.ConnectionError:
-        raise UserError(f"cannot reach Google Cloud Storage for {path}: check the network "
-                        "(or STORAGE_EMULATOR_HOST)") from None
+    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout, exceptions.RetryError):
+        raise UserError(f"cannot reach Google Cloud Storage for {path} (retried {RETRY_SECONDS:.0f} s): check the "
+                        "network, or STORAGE_EMULATOR_HOST if you use an emulator") from None
+    except (exceptions.ServerError, exceptions.TooManyRequests) as e:
+        raise UserError(f"Google Cloud Storage kept failing for {path} ({e.code}, retried {RETRY_SECONDS:.0f} s): "
+                        "try again later") from None
 
 
 def _list(client, path):
     bucket, prefix = split(path)
     # A prefix names a "directory": list what is under prefix/ (or the whole bucket).
-    return list(client.list_blobs(bucket, prefix=prefix + "/" if prefix else None))
+    return list(client.list_blobs(bucket, prefix=prefix + "/" if prefix else None, **_call_settings()))
 
 
 def download(path, local_dir=None, allow_empty=False):
@@ -117,7 +134,7 @@ def download(path, local_dir=None, allow_empty=False):
         client = _client()
         blobs = _list(client, path)
         if not blobs and not allow_empty:
-            if client.lookup_bucket(bucket) is None:
+            if client.lookup_bucket(bucket, **_call_settings()) is None:
                 raise UserError(f"bucket {bucket!r} does not exist ({path}): check the name")
             raise UserError(f"no objects under {path}: check the path (gcloud storage ls {path})")
         for blob in blobs:
@@ -128,7 +145,7 @@ def download(path, local_dir=None, allow_empty=False):
                 continue
             os.makedirs(os.path.dirname(target), exist_ok=True)
             partial = target + ".download"
-            blob.download_to_filename(partial)
+            blob.download_to_filename(partial, **_call_settings())
             os.replace(partial, target)
             manifest[blob.name] = blob.generation
         # Objects deleted from the bucket since the last download leave the cache too.
@@ -149,7 +166,7 @@ def read_text(path):
     bucket, name = split(path)
     with _clear_errors(path):
         try:
-            return _client().bucket(bucket).blob(name).download_as_text()
+            return _client().bucket(bucket).blob(name).download_as_text(**_call_settings())
         except exceptions.NotFound:
             return None  # a missing bucket is reported when the run's files are fetched
 
@@ -195,20 +212,31 @@ class Uploader:
         return files
 
     def mark_synced(self):
-        """Counts the local files as uploaded (they were just downloaded from the bucket)."""
-        self._uploaded = self.local_files()
+        """Counts the files just downloaded from the bucket (its manifest's) as uploaded; files
+        only here, left by an earlier run whose uploads failed, go up at the next sync."""
+        try:
+            with open(os.path.join(self.local_dir, MANIFEST)) as f:
+                downloaded = {name[len(self.prefix):].lstrip("/") for name in json.load(f)}
+        except (FileNotFoundError, ValueError):
+            downloaded = set()
+        self._uploaded = {relative: stat for relative, stat in self.local_files().items() if relative in downloaded}
 
     def sync(self, include=None):
         """Uploads what changed and deletes what was removed; returns the files now in sync."""
+        from google.api_core import exceptions
+
         with self._lock, _clear_errors(self.remote):
             present = self.local_files(include)
             for relative, stat in present.items():
                 if self._uploaded.get(relative) != stat:
                     path = os.path.join(self.local_dir, relative)
-                    self._bucket.blob(self._object_name(relative)).upload_from_filename(path)
+                    self._bucket.blob(self._object_name(relative)).upload_from_filename(path, **_call_settings())
                     self._uploaded[relative] = stat
             for relative in set(self._uploaded) - set(present):
-                self._bucket.blob(self._object_name(relative)).delete()
+                try:
+                    self._bucket.blob(self._object_name(relative)).delete(**_call_settings())
+                except exceptions.NotFound:
+                    pass  # already gone: a retried delete whose first try had succeeded
                 del self._uploaded[relative]
             return present
 
@@ -225,11 +253,15 @@ def local_output(path):
     stop = threading.Event()
 
     def keep_syncing():
+        failing = False
         while not stop.wait(SYNC_SECONDS):
             try:
                 uploader.sync()
-            except UserError:
-                pass  # reported by the final sync
+                failing = False
+            except UserError as e:  # the run goes on; the next sync, and the final one, try again
+                if not failing:
+                    logging.warning("Upload to %s failing, will retry; everything stays in %s: %s", path, local_dir, e)
+                failing = True
 
     thread = threading.Thread(target=keep_syncing, daemon=True)
     thread.start()
@@ -238,7 +270,11 @@ def local_output(path):
     finally:
         stop.set()
         thread.join()
-        uploader.sync()
+        try:
+            uploader.sync()
+        except UserError as e:
+            raise UserError(f"{e}; what was not uploaded is kept in {local_dir}, and rerunning the command "
+                            "uploads it") from None
 
 
 def publish(local_dir, remote, include=None):

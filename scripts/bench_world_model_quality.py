@@ -81,6 +81,9 @@ def quality(model, store, rollouts, temperature, seed):
         results[f"copy_last_frame_pixel_accuracy/at_{n}"] = float(np.mean(last_context == real_frames[:, n - 1]))
     accuracies = reward_accuracies(rewards, real_rewards, REWARD_HORIZONS)
     results.update({f"reward_accuracy/at_{n}": accuracies[f"reward_accuracy/at_{n}"] for n in REWARD_HORIZONS})
+    # The floor a model that never predicts a reward reaches: most short windows hold none.
+    no_reward = reward_accuracies(np.zeros_like(real_rewards), real_rewards, REWARD_HORIZONS)
+    results.update({f"no_reward_accuracy/at_{n}": no_reward[f"reward_accuracy/at_{n}"] for n in REWARD_HORIZONS})
     return results
 
 
@@ -111,12 +114,12 @@ def main():
     results = quality(estimator.model, store, args.rollouts, args.temperature, args.seed)
     results.update(train_steps=args.train_steps, train_seconds=round(seconds, 1), seed=args.seed,
                    parameters=int(sum(np.prod(v.shape) for v in estimator.model.trainable_variables)), hparams=hparams.values())
-    print(f"{'horizon':>8} {'model pixel acc':>16} {'copy last frame':>16} {'reward acc':>11}")
+    print(f"{'horizon':>8} {'model pixel acc':>16} {'copy last frame':>16} {'reward acc':>11} {'no reward':>10}")
     for n in HORIZONS:
-        reward = results.get(f"reward_accuracy/at_{n}")
+        reward, floor = results.get(f"reward_accuracy/at_{n}"), results.get(f"no_reward_accuracy/at_{n}")
         print(f"{n:>8} {results[f'pixel_accuracy/at_{n}']:>16.4f} "
               f"{results[f'copy_last_frame_pixel_accuracy/at_{n}']:>16.4f} "
-              f"{'' if reward is None else f'{reward:.3f}':>11}")
+              f"{'' if reward is None else f'{reward:.3f}':>11} {'' if floor is None else f'{floor:.3f}':>10}")
     print(f"{args.train_steps} steps in {seconds:.0f} s, {results['parameters']:,} parameters, "
           f"{args.rollouts} held-out rollouts at temperature {args.temperature}")
     if args.output:

@@ -100,6 +100,18 @@ def test_resume_logic_counts_only_readable_shards(tmp_path):
     assert storage.list_shards(data_dir)[-1] != last
 
 
+def test_a_shard_without_all_fields_is_not_counted_as_stored(tmp_path):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)
+    last = storage.list_shards(data_dir)[-1]
+    with np.load(last) as npz:
+        kept = {name: npz[name] for name in npz.files if name != "frames"}
+    with open(last, "wb") as f:
+        np.savez_compressed(f, **kept)  # its actions are readable, its frames are gone
+    assert storage.stored_steps(data_dir, 0) == 48
+    assert storage.read_rollouts(data_dir).num_steps == 48
+
+
 def test_atomic_write_leaves_the_old_file_when_interrupted(tmp_path, monkeypatch):
     path = str(tmp_path / "shard_00000.npz")
     atomic_write_bytes(path, b"old")

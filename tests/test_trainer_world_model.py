@@ -42,7 +42,7 @@ def test_trains_on_collected_pong_with_dreams_and_resumes(cli, tmp_path, rlmb_ti
 def test_bad_input_gets_one_line(cli, tmp_path):
     out = str(tmp_path / "wm")
     assert_one_line_error(cli(TRAINER, *TINY, f"--data_dir={tmp_path / 'nothing'}", f"--output_dir={out}"),
-                          "no shards in --data_dir")
+                          "no readable shards in --data_dir")
     assert_one_line_error(cli(TRAINER, "--hparams_set=next_frame_basic_determinstic", f"--output_dir={out}"),
                           "did you mean 'next_frame_basic_deterministic'")
     assert_one_line_error(cli(TRAINER, *TINY, "--hparams=model=next_frame_magic", f"--data_dir={tmp_path}",

@@ -144,5 +144,9 @@ def test_the_single_frame_model_reads_one_frame_and_warms_up_over_the_context(po
     assert float(metrics["warm_up_pixel_loss"]) > 0
     np.testing.assert_allclose(loss, metrics["pixel_loss"] + metrics["reward_loss"] + metrics["warm_up_pixel_loss"],
                                rtol=1e-6)
+    with pytest.raises(UserError, match="needs recurrent_state_size > 0"):
+        create_hparams(TINY, "single_frame=True")  # refused where the value enters
+    stateless = create_hparams(TINY)
+    stateless.single_frame = True
     with pytest.raises(ValueError, match="recurrent_state_size"):
-        NextFrameBasicDeterministic(create_hparams(TINY, "single_frame=True"), *PONG)
+        NextFrameBasicDeterministic(stateless, *PONG)

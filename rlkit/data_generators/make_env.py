@@ -30,6 +30,14 @@ def check_game(game):
                     "ms_pacman; other envs take their gymnasium id, e.g. CartPole-v1)")
 
 
+def check_image_game(game, needed_by):
+    """Refuses a game without image frames where `needed_by` (a world model, say) works on them."""
+    check_game(game)
+    if not is_atari_game(game):
+        raise UserError(f"game {game!r} gives no image frames, and {needed_by} predict frames: use an Atari "
+                        "game (pong, breakout, ...)")
+
+
 def atari_settings(hparams):
     """The preprocessing keyword arguments the Atari envs take, from env hparams."""
     return dict(frame_height=hparams.frame_height, frame_width=hparams.frame_width,

@@ -55,9 +55,13 @@ def list_shards(data_dir, epochs=None):
 
 
 def _read_fields(path, names):
-    """Some arrays of a shard (npz decompresses only those); ValueError if it cannot be read."""
+    """Some arrays of a shard (npz decompresses only those); ValueError if it cannot be read or
+    lacks a field, so that counting a shard's steps and reading it agree on what is a shard."""
     try:
         with np.load(path, allow_pickle=False) as npz:
+            missing = [name for name in FIELDS if name not in npz.files]
+            if missing:
+                raise KeyError(f"no {', '.join(missing)}")
             return {name: npz[name] for name in names}
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
         raise ValueError(f"unreadable shard {path}: {e}") from None

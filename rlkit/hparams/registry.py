@@ -14,6 +14,7 @@ built set is complete: nothing is looked up by name again, and the `hparams.json
 reproduces it even after the registered sets change.
 """
 
+from rlkit.hparams.checks import check_hparams
 from rlkit.hparams.hparam import HParams
 from rlkit.registry import Registry
 
@@ -44,12 +45,13 @@ def get_hparams(name):
 
 
 def apply_overrides(hparams, overrides):
-    """Applies 'name=value,...' to `hparams`, in order; dotted names reach into nested sets.
+    """Applies 'name=value,...' to `hparams`, in order, then checks every value
+    (`rlkit.hparams.checks`); dotted names reach into nested sets.
 
     A nested set may be replaced by a registered one (`world_model=next_frame_basic_deterministic`),
     after which later overrides change its values (`world_model.hidden_size=32`).
     """
-    return hparams.parse(overrides, get_set=get_hparams)
+    return check_hparams(hparams.parse(overrides, get_set=get_hparams))
 
 
 def create_hparams(set_name, overrides=""):

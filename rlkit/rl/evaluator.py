@@ -60,7 +60,7 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
     elif agent == "random":
         agents = [("random", random_policy(action_space, seed))]
     else:
-        agents = [(label, load_policy(path, observation_shape)) for label, path in find_policies(policy_dir, all_epochs)]
+        agents = [(label, load_policy(path, observation_shape, action_space)) for label, path in find_policies(policy_dir, all_epochs)]
     model = store = None
     if mode in ("agent_simulated", "model"):
         model = load_world_model(hparams.world_model, wm_dir, frame_shape(hparams), int(action_space.n))

@@ -14,6 +14,11 @@ which `rlkit.rl.on_policy.train_on_policy` stores in the rollouts it trains on. 
 registered by the name a set's `base_algo` holds, which is also the name of their nested set.
 """
 
+import gymnasium as gym
+import numpy as np
+
+from rlkit.data_generators.atari import is_atari_game
+from rlkit.data_generators.make_env import frame_shape
 from rlkit.errors import UserError
 from rlkit.models.registry import get_model
 from rlkit.registry import Registry
@@ -22,20 +27,33 @@ _LEARNERS = Registry("learner (base_algo)")
 register_learner = _LEARNERS.register
 
 
-def check_learner(hparams):
-    """The set's `base_algo` names a registered learner whose set it holds, with a registered
-    network: checked before a run writes anything."""
+def _check_names(hparams):
     _LEARNERS.get(hparams.base_algo)
     if hparams.base_algo not in hparams:
         raise UserError(f"base_algo={hparams.base_algo!r} needs the learner's values as hparams.{hparams.base_algo}: "
                         "use a set that has them")
-    get_model(hparams.get(hparams.base_algo).policy_network)
+
+
+def check_learner(hparams):
+    """The set's `base_algo` names a registered learner whose set it holds, with a registered
+    network that fits the frames: checked by the commands before a run writes anything."""
+    _check_names(hparams)
+    learner_hparams = hparams.get(hparams.base_algo)
+    build_network = get_model(learner_hparams.policy_network)
+    if is_atari_game(hparams.game):  # frames too small for the network's strides fail here, not mid-run
+        observation_shape = (hparams.frame_stack_size,) + frame_shape(hparams)
+        try:
+            build_network(observation_shape, np.uint8, gym.spaces.Discrete(2), learner_hparams)
+        except ValueError:
+            raise UserError(f"frames of {hparams.frame_height}x{hparams.frame_width} are too small for "
+                            f"policy_network={learner_hparams.policy_network!r}: use larger frame_height and "
+                            "frame_width, or another network") from None
 
 
 def build_learner(hparams, observation_space, action_space, seed):
     """The learner `hparams.base_algo` names, built from its set `hparams.<base_algo>`, acting on
     stacks of `hparams.frame_stack_size` observations of one env's `observation_space`."""
-    check_learner(hparams)
+    _check_names(hparams)
     observation_shape = (hparams.frame_stack_size,) + tuple(observation_space.shape)
     return _LEARNERS.get(hparams.base_algo)(hparams.get(hparams.base_algo), observation_shape,
                                              observation_space.dtype, action_space, seed)

@@ -30,7 +30,7 @@ from rlkit import cli, gcs
 from rlkit.display import open_window
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.batch_env import FrameStack
-from rlkit.data_generators.make_env import action_space_of, frame_shape, make_batch_env
+from rlkit.data_generators.make_env import action_space_of, check_image_game, frame_shape, make_batch_env
 from rlkit.errors import UserError
 from rlkit.models.world_model import imagine
 from rlkit.rl.policy_export import find_policies, load_policy
@@ -268,6 +268,7 @@ def main(argv):
         if "world_model" not in hparams:
             raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
                             "hold its world model")
+        check_image_game(hparams.game, "world models")
         action_space, _ = action_space_of(hparams)
         model = load_world_model(hparams.world_model, gcs.local_input(FLAGS.wm_dir), frame_shape(hparams),
                                  int(action_space.n))
@@ -278,7 +279,7 @@ def main(argv):
         store = FrameStore(gcs.local_input(FLAGS.episodes_data_dir), epochs)
     if FLAGS.policy_dir:
         path = find_policies(gcs.local_input(FLAGS.policy_dir), all_epochs=False)[-1][1]
-        policy = load_policy(path, (hparams.frame_stack_size,) + frame_shape(hparams))
+        policy = load_policy(path, (hparams.frame_stack_size,) + frame_shape(hparams), action_space_of(hparams)[0])
     player = Player(FLAGS.mode, hparams, model, store, policy, FLAGS.seed, FLAGS.zoom)
     if FLAGS.dry_run:
         dry_run(player)

@@ -45,6 +45,11 @@ def sample_actions(params, discrete, temperature, seed):
     return mean + temperature * tf.exp(log_std) * tf.random.stateless_normal(tf.shape(mean), seed=seed)
 
 
+def action_count(action_space):
+    """The number of discrete actions, or the size of a continuous action."""
+    return int(action_space.n) if isinstance(action_space, gym.spaces.Discrete) else int(action_space.shape[0])
+
+
 class Policy(tf.Module):
     """An actor-critic network acting at a temperature, with its own random state."""
 
@@ -53,6 +58,8 @@ class Policy(tf.Module):
         self.network = network
         self.rng = tf.random.Generator.from_seed(seed)
         self.discrete = isinstance(action_space, gym.spaces.Discrete)
+        # Saved with the policy, so whoever loads it can check it against their env.
+        self.action_count = tf.Variable(action_count(action_space), trainable=False, name="action_count")
         self.act = tf.function(self._act, input_signature=[
             tf.TensorSpec((None,) + tuple(observation_shape), observation_dtype, name="observation"),
             tf.TensorSpec((), tf.float32, name="temperature")])
@@ -92,8 +99,9 @@ def find_policies(policy_dir, all_epochs):
     return [(name, os.path.join(policy_dir, name)) for _, name in chosen]
 
 
-def load_policy(path, observation_shape):
-    """`act(observations, temperature) -> actions` of a SavedModel exported by rlkit."""
+def load_policy(path, observation_shape, action_space=None):
+    """`act(observations, temperature) -> actions` of a SavedModel exported by rlkit, checked
+    against the observations and (when given) the action space of the env it will act in."""
     try:
         policy = tf.saved_model.load(path)
         policy.act(tf.zeros((1,) + observation_shape, tf.uint8), tf.constant(0.0))
@@ -101,6 +109,11 @@ def load_policy(path, observation_shape):
         reason = " ".join(str(e).split())[:160]
         raise UserError(f"cannot use the policy in {path!r} for {observation_shape} observations ({reason}): "
                         "evaluate it with the hparams of the run that trained it") from None
+    if action_space is not None and hasattr(policy, "action_count"):
+        trained, wanted = int(policy.action_count.numpy()), action_count(action_space)
+        if trained != wanted:
+            raise UserError(f"the policy in {path!r} was trained for {trained} actions, but this env has {wanted}: "
+                            "evaluate it on the game it was trained on")
 
     def act(observation, temperature):
         return policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()

@@ -39,11 +39,10 @@ from absl import flags, logging
 from rlkit import cli
 from rlkit.checkpoints import restore_latest
 from rlkit.data_generators import storage
-from rlkit.data_generators.atari import is_atari_game
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.experience import collect_experience
 from rlkit.data_generators.frame_store import FrameStore
-from rlkit.data_generators.make_env import frame_shape, make_batch_env
+from rlkit.data_generators.make_env import check_image_game, frame_shape, make_batch_env
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.models.registry import get_model
@@ -282,12 +281,7 @@ def check_names(hparams):
     if hparams.initial_collection not in ("random", hparams.base_algo):
         raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or {hparams.base_algo} "
                         "(the learner learns on the real env as it collects)")
-    if hparams.collection not in ("learner", "policy"):
-        raise UserError(f"collection={hparams.collection!r}: use learner (the learner trains on the real env as "
-                        "it collects, as SimPLe) or policy (the policy only samples actions)")
-    if not is_atari_game(hparams.game):
-        raise UserError(f"game {hparams.game!r} gives no image frames, and the SimPLe loop's world models "
-                        "predict frames: use an Atari game (pong, breakout, ...)")
+    check_image_game(hparams.game, "the SimPLe loop's world models")
     get_model(hparams.world_model.model)
 
 

@@ -50,9 +50,14 @@ def main(argv):
     data_dir = gcs.local_input(FLAGS.data_dir) if FLAGS.data_dir else ""
 
     def check(hparams):
+        if "model" not in hparams:
+            raise UserError(f"--hparams_set={FLAGS.hparams_set} is not a world-model set (it has no model): use "
+                            "one such as next_frame_basic_stochastic_discrete, or train a loop with trainer_model_based")
         get_model(hparams.model)
-        if not storage.list_shards(data_dir):
-            raise UserError(f"no shards in --data_dir={FLAGS.data_dir!r}: point it at the data/ dir of a "
+        # Counted as the loop's resume logic counts them: damaged shards are set aside, not stored.
+        epochs = sorted({storage.epoch_of(path) for path in storage.list_shards(data_dir)})
+        if not sum(storage.stored_steps(data_dir, epoch) for epoch in epochs):
+            raise UserError(f"no readable shards in --data_dir={FLAGS.data_dir!r}: point it at the data/ dir of a "
                             "collection (python -m rlkit.data_generators.collect)")
 
     with cli.start_run(FLAGS, check=check) as (hparams, output_dir):

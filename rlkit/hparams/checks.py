@@ -1,0 +1,162 @@
+"""What each hparam may hold, checked whenever a set is built and overrides are applied.
+
+One rule per hparam name (the same name means the same thing in every set), plus the few rules
+that tie names together. A broken rule is one UserError line naming the hparam, its value and
+what is allowed:
+
+    hparam 'epochs' = 0: must be an integer > 0
+
+Names that pick a registered component (`base_algo`, `model`, `policy_network`) and `game` are
+checked against their registries and the env by the commands before anything is written
+(`rlkit.rl.learner.check_learner`, `rlkit.data_generators.make_env.check_game`). Every name in
+rlkit's registered sets has a rule here; tests/test_bad_input.py holds them to it.
+"""
+
+from rlkit.errors import UserError
+from rlkit.hparams.hparam import HParams
+
+
+def positive(value):
+    return None if value > 0 else "> 0"
+
+
+def non_negative(value):
+    return None if value >= 0 else ">= 0"
+
+
+def probability(value):
+    return None if 0 <= value <= 1 else "in [0, 1]"
+
+
+def discount(value):
+    return None if 0 <= value <= 1 else "a discount in [0, 1]"
+
+
+def anything(value):
+    return None
+
+
+def one_of(*choices):
+    def rule(value):
+        return None if value in choices else "one of " + ", ".join(repr(c) for c in choices)
+    return rule
+
+
+def non_empty_list_of(item_rule):
+    def rule(value):
+        if not value:
+            return "a non-empty list"
+        broken = [item_rule(item) for item in value if item_rule(item)]
+        return f"a list of values {broken[0]}" if broken else None
+    return rule
+
+
+def list_of(item_rule):
+    def rule(value):
+        broken = [item_rule(item) for item in value if item_rule(item)]
+        return f"a list of values {broken[0]}" if broken else None
+    return rule
+
+
+def non_empty(value):
+    return None if value.strip() else "a non-empty name"
+
+
+# The world models' schedules (rlkit.models.optimizers.SCHEDULES) and PPO's (rlkit.rl.schedules).
+WORLD_MODEL_SCHEDULES = ("constant", "linear_warmup", "linear_warmup_rsqrt_decay")
+PPO_SCHEDULES = ("constant", "linear")
+
+RULES = {
+    # Env and data.
+    "game": non_empty,
+    "frame_height": positive, "frame_width": positive, "frame_skip": positive, "frame_stack_size": positive,
+    "grayscale": anything, "sticky_actions": anything, "max_episode_frames": positive, "max_num_noops": non_negative,
+    "num_envs": positive, "num_agent_steps": positive, "shard_steps": positive,
+    # Evaluation.
+    "eval_batch_size": positive, "eval_step_limit": positive, "eval_max_num_noops": non_negative,
+    "eval_sampling_temps": non_empty_list_of(non_negative), "eval_every_iterations": positive,
+    "reward_accuracy_lengths": non_empty_list_of(positive), "reward_accuracy_rollouts": positive,
+    # Model-free training and PPO.
+    "base_algo": non_empty, "policy_network": non_empty, "mlp_hidden_sizes": list_of(positive),
+    "num_env_steps": positive, "rollout_length": positive, "checkpoint_every_iterations": positive,
+    "learning_rate": positive, "optimization_epochs": positive, "num_minibatches": positive,
+    "gamma": discount, "gae_lambda": discount, "clip_coef": positive, "entropy_coef": non_negative,
+    "value_coef": non_negative, "max_gradient_norm": positive, "dropout": probability,
+    # The SimPLe loop.
+    "epochs": positive, "num_real_env_steps": positive, "real_num_envs": positive, "real_rollout_length": positive,
+    "initial_collection": non_empty, "collection": one_of("learner", "policy"),
+    "simulated_num_envs": positive, "simulated_ppo_iterations": positive, "simulated_temperature": non_negative,
+    "longer_training_epochs": list_of(non_negative), "longer_training_factor": positive,
+    # World models.
+    "model": non_empty, "num_context_frames": positive, "num_target_frames": positive, "hidden_size": positive,
+    "num_compress_steps": positive, "filter_double_steps": non_negative, "num_hidden_layers": positive,
+    "residual_dropout": probability, "input_noise": probability, "recurrent_state_size": non_negative,
+    "single_frame": anything, "pixel_loss_cutoff": non_negative, "reward_loss_coef": non_negative,
+    "learning_rate_warmup_steps": non_negative, "clip_grad_norm": positive, "batch_size": positive,
+    "mixed_precision": anything, "train_steps": positive, "save_checkpoints_steps": positive,
+    "save_summary_steps": positive, "keep_checkpoints": positive, "dream_length": positive,
+    "bottleneck_bits": positive, "bottleneck_noise": non_negative, "bit_flip_probability": probability,
+    "latent_discriminator_filters": positive, "latent_predictor_state_size": positive,
+    "latent_predictor_dropout": probability, "bit_loss_coef": non_negative,
+    "discretize_warmup_steps": non_negative, "latent_rnn_warmup_steps": non_negative,
+    "latent_rnn_max_sampling": probability, "latent_use_max_probability": probability,
+    "scheduled_sampling_steps": non_negative, "scheduled_sampling_max_prob": probability,
+}
+
+
+def _learning_rate_schedule(value, owner):
+    """PPO's schedules or the world models' (a world-model set names its `model`)."""
+    return one_of(*(WORLD_MODEL_SCHEDULES if "model" in owner else PPO_SCHEDULES))(value)
+
+
+def _broken(rule, value):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and rule in (positive, non_negative):
+        return None if rule(value) is None else ("an integer " if isinstance(value, int) else "") + rule(value)
+    return rule(value)
+
+
+def check_hparams(hparams, prefix=""):
+    """Raises UserError for the first value that breaks its rule; returns `hparams`."""
+    for name, value in hparams.values().items():
+        if isinstance(hparams.get(name), HParams):
+            check_hparams(hparams.get(name), f"{prefix}{name}.")
+            continue
+        if name == "learning_rate_schedule":
+            allowed = _learning_rate_schedule(value, hparams)
+        else:
+            rule = RULES.get(name)
+            allowed = _broken(rule, value) if rule else None
+        if allowed:
+            raise UserError(f"hparam {prefix + name!r} = {value!r}: must be {allowed}")
+    _check_together(hparams, prefix)
+    return hparams
+
+
+def _fail(prefix, name, value, allowed):
+    raise UserError(f"hparam {prefix + name!r} = {value!r}: {allowed}")
+
+
+def _check_together(hparams, prefix):
+    """Rules that tie the values of one set together."""
+    get = hparams.get
+    if "filter_double_steps" in hparams and get("filter_double_steps") > get("num_compress_steps"):
+        _fail(prefix, "filter_double_steps", get("filter_double_steps"),
+              f"must be at most num_compress_steps ({get('num_compress_steps')})")
+    if get("single_frame") and not get("recurrent_state_size"):
+        _fail(prefix, "single_frame", True, "needs recurrent_state_size > 0 (the state is the model's only memory)")
+    if "epochs" in hparams and "num_real_env_steps" in hparams:
+        if get("num_real_env_steps") < get("epochs"):
+            _fail(prefix, "num_real_env_steps", get("num_real_env_steps"),
+                  f"must be at least epochs ({get('epochs')}): each epoch collects real steps")
+    # PPO splits each rollout of envs x rollout_length steps into num_minibatches.
+    algo = get("base_algo")
+    learner = get(algo) if isinstance(algo, str) and isinstance(get(algo), HParams) else None
+    if learner is not None and "num_minibatches" in learner and "rollout_length" in learner:
+        rollouts = [(envs, "rollout_length", get(envs) * learner.rollout_length)
+                    for envs in ("num_envs", "simulated_num_envs") if envs in hparams]
+        if get("collection") == "learner":
+            rollouts.append(("real_num_envs", "real_rollout_length", get("real_num_envs") * get("real_rollout_length")))
+        for envs, length, steps in rollouts:
+            if learner.num_minibatches > steps:
+                _fail(prefix, f"{algo}.num_minibatches", learner.num_minibatches,
+                      f"must be at most {envs} x {length} ({steps} steps per rollout)")

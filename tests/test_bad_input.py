@@ -1,0 +1,242 @@
+"""Bad input, given as users give it.
+
+Each case runs a command the way a user does and must end within seconds, non-zero, with one
+`error:` line naming the cause, no traceback, and every file already in its output directory as
+it was. Cases of the same kind for single commands live beside them (test_trainer_*.py,
+test_evaluator.py, test_gcs.py, test_player.py, test_collect_inspect.py); this file holds the
+hparam checks, the env checks, damaged data, GCS without a network, the signals and quiet output.
+"""
+
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import rlkit
+from conftest import assert_one_line_error, run_module
+from rlkit.errors import UserError
+from rlkit.hparams import create_hparams, registry
+from rlkit.hparams.checks import RULES, check_hparams
+from rlkit.hparams.hparam import HParams
+
+LOOP = "rlkit.rl.trainer_model_based"
+MODEL_FREE = "rlkit.rl.trainer_model_free"
+WORLD_MODEL = "rlkit.rl.trainer_world_model"
+COLLECT = "rlkit.data_generators.collect"
+EVALUATOR = "rlkit.rl.evaluator"
+PLAYER = "rlkit.rl.player"
+RLMB_TINY = "--loop_hparams_set=rlmb_tiny"
+RLMF_TINY = "--hparams_set=rlmf_tiny"
+UNREACHABLE = {"STORAGE_EMULATOR_HOST": "http://127.0.0.1:9", "RLKIT_GCS_RETRY_SECONDS": "2"}
+
+
+def files_of(directory):
+    """Every file under `directory` with its size and modification time."""
+    found = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            stat = os.stat(path)
+            found[os.path.relpath(path, directory)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def run_with_env(module, *args, env=None):
+    """`run_module` with more environment variables, and TensorFlow's log level left as a user's."""
+    user_env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=120,
+                          env={**user_env, **(env or {})})
+
+
+# Values each hparam check refuses, through the commands, before an output dir exists.
+@pytest.mark.parametrize("module, args, fragments", [
+    # Found by hand: a ZeroDivisionError, a segmentation fault and a hang before the checks.
+    (LOOP, [RLMB_TINY, "--loop_hparams=epochs=0"], ["hparam 'epochs' = 0", "an integer > 0"]),
+    (LOOP, [RLMB_TINY, "--loop_hparams=eval_batch_size=0"], ["hparam 'eval_batch_size' = 0"]),
+    (MODEL_FREE, [RLMF_TINY, "--hparams=frame_height=0"], ["hparam 'frame_height' = 0"]),
+    # Probabilities, discounts, temperatures, lists and choices.
+    (LOOP, [RLMB_TINY, "--loop_hparams=ppo.gamma=1.5"], ["hparam 'ppo.gamma' = 1.5", "in [0, 1]"]),
+    (LOOP, [RLMB_TINY, "--loop_hparams=simulated_temperature=-1.0"], ["'simulated_temperature' = -1.0", ">= 0"]),
+    (LOOP, [RLMB_TINY, "--loop_hparams=world_model.bit_flip_probability=2.0"],
+     ["'world_model.bit_flip_probability' = 2.0", "in [0, 1]"]),
+    (LOOP, [RLMB_TINY, "--loop_hparams=eval_sampling_temps=[]"], ["'eval_sampling_temps' = []", "non-empty list"]),
+    (LOOP, [RLMB_TINY, "--loop_hparams=eval_sampling_temps=[1.0,-0.5]"], ["a list of values >= 0"]),
+    (LOOP, [RLMB_TINY, "--loop_hparams=world_model.learning_rate_schedule=cosine"],
+     ["'world_model.learning_rate_schedule' = 'cosine'", "'linear_warmup'"]),
+    (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.learning_rate_schedule=linear_warmup"], ["one of 'constant', 'linear'"]),
+    (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.dropout=1.5"], ["'ppo.dropout' = 1.5"]),
+    (MODEL_FREE, [RLMF_TINY, "--hparams=num_envs=-2"], ["'num_envs' = -2"]),
+    # Values that only fit together.
+    (LOOP, [RLMB_TINY, "--loop_hparams=world_model.filter_double_steps=9"], ["at most num_compress_steps"]),
+    (LOOP, [RLMB_TINY, "--loop_hparams=world_model.single_frame=True,world_model.recurrent_state_size=0"],
+     ["needs recurrent_state_size > 0"]),
+    (LOOP, [RLMB_TINY, "--loop_hparams=num_real_env_steps=1"], ["at least epochs"]),
+    (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.num_minibatches=100000"], ["'ppo.num_minibatches' = 100000",
+                                                                       "num_envs x rollout_length"]),
+    # Values checked against the network and the env.
+    (MODEL_FREE, ["--hparams_set=rlmf_nature", "--hparams=frame_height=20"],
+     ["frames of 20x84 are too small for policy_network='nature_cnn'"]),
+    (WORLD_MODEL, [RLMB_TINY, "--data_dir=/nonexistent"], ["not a world-model set"]),
+    (COLLECT, ["--hparams_set=collect_random_tiny", "--hparams=max_num_noops=-1"], ["'max_num_noops' = -1"]),
+])
+def test_bad_hparams_get_one_line_and_write_nothing(module, args, fragments, tmp_path):
+    out = tmp_path / "run"
+    assert_one_line_error(run_module(module, *args, f"--output_dir={out}"), *fragments)
+    assert not out.exists()
+
+
+@pytest.fixture
+def lone_parts(rlmb_tiny_run, tmp_path):
+    """A Pong policy and world model copied away from their run, so nothing says which game
+    they were trained on but themselves."""
+    run_dir, _ = rlmb_tiny_run
+    shutil.copytree(os.path.join(run_dir, "policy"), tmp_path / "policy")
+    shutil.copytree(os.path.join(run_dir, "world_model"), tmp_path / "world_model")
+    return tmp_path
+
+
+def test_a_policy_for_another_game_gets_one_line(lone_parts):
+    """Evaluating a Pong policy (6 actions) on Breakout (4 actions) used to hang."""
+    metrics = lone_parts / "metrics"
+    result = run_module(EVALUATOR, RLMB_TINY, "--loop_hparams=game=breakout",
+                        f"--policy_dir={lone_parts / 'policy'}", f"--eval_metrics_dir={metrics}")
+    assert_one_line_error(result, "was trained for 6 actions, but this env has 4")
+    assert not metrics.exists()
+
+
+def test_a_world_model_for_another_game_gets_one_line(lone_parts):
+    before = files_of(lone_parts)
+    result = run_module(PLAYER, RLMB_TINY, "--loop_hparams=game=breakout",
+                        f"--wm_dir={lone_parts / 'world_model'}", "--dry_run")
+    assert_one_line_error(result, "cannot restore checkpoint", "game, frame size")
+    assert "WARNING" not in result.stderr  # TensorFlow's teardown warnings do not bury the line
+    assert files_of(lone_parts) == before
+
+
+def test_the_player_on_a_game_without_frames_gets_one_line(lone_parts):
+    result = run_module(PLAYER, RLMB_TINY, "--loop_hparams=game=CartPole-v1",
+                        f"--wm_dir={lone_parts / 'world_model'}", "--dry_run")
+    assert_one_line_error(result, "'CartPole-v1' gives no image frames")
+
+
+def test_damaged_shards_are_not_training_data(rlmb_tiny_run, tmp_path):
+    run_dir, _ = rlmb_tiny_run
+    shard = sorted(os.listdir(os.path.join(run_dir, "data", "epoch_000")))[0]
+    data_dir = tmp_path / "data" / "epoch_000"
+    data_dir.mkdir(parents=True)
+    with open(os.path.join(run_dir, "data", "epoch_000", shard), "rb") as f:
+        (data_dir / shard).write_bytes(f.read()[:300])  # truncated, as on a full disk
+    out = tmp_path / "model"
+    result = run_module(WORLD_MODEL, f"--data_dir={tmp_path / 'data'}", f"--output_dir={out}")
+    assert_one_line_error(result, "no readable shards")
+    assert not out.exists()
+    assert os.listdir(data_dir) == [shard + ".damaged"]  # set aside once, for every reader alike
+
+
+def test_a_run_dir_keeps_its_files_after_a_bad_override(rlmb_tiny_run):
+    run_dir, _ = rlmb_tiny_run
+    before = files_of(run_dir)
+    result = run_module(LOOP, RLMB_TINY, "--loop_hparams=epochs=0", f"--output_dir={run_dir}")
+    assert_one_line_error(result, "hparam 'epochs' = 0")
+    assert files_of(run_dir) == before
+
+
+@pytest.mark.parametrize("module, args", [
+    (EVALUATOR, [RLMF_TINY, "--policy_dir=gs://rlkit-test/run/policy", "--eval_metrics_dir={tmp}/metrics"]),
+    (MODEL_FREE, [RLMF_TINY, "--output_dir=gs://rlkit-test/run"]),
+    (WORLD_MODEL, ["--data_dir=gs://rlkit-test/run/data", "--output_dir={tmp}/model"]),
+])
+def test_an_unreachable_storage_gets_one_line_within_seconds(module, args, tmp_path):
+    """No network: one line after a short retry budget, not minutes of silent retries."""
+    started = time.monotonic()
+    result = run_with_env(module, *[arg.format(tmp=tmp_path) for arg in args], env=UNREACHABLE)
+    assert_one_line_error(result, "cannot reach Google Cloud Storage", "check the network")
+    assert time.monotonic() - started < 30
+    assert os.listdir(tmp_path) == []
+
+
+def test_every_hparam_of_every_registered_set_has_a_rule_and_keeps_it():
+    def leaves(hparams, prefix=""):
+        for name, value in hparams.values().items():
+            if isinstance(hparams.get(name), HParams):
+                yield from leaves(hparams.get(name), f"{prefix}{name}.")
+            else:
+                yield prefix + name
+    rlkit_sets = [name for name in registry.list_hparams()
+                  if registry._SETS.get(name).__module__.startswith("rlkit.")]  # not the tests' own
+    assert len(rlkit_sets) > 20
+    for set_name in rlkit_sets:
+        hparams = create_hparams(set_name)
+        check_hparams(hparams)
+        unruled = [name for name in leaves(hparams)
+                   if name.split(".")[-1] not in RULES and not name.endswith("learning_rate_schedule")]
+        assert not unruled, f"{set_name}: no rule in rlkit.hparams.checks for {unruled}"
+
+
+def test_rule_messages_name_the_hparam_its_value_and_what_is_allowed():
+    with pytest.raises(UserError, match=r"^hparam 'ppo\.clip_coef' = 0\.0: must be > 0$"):
+        create_hparams("rlmb_tiny", "ppo.clip_coef=0.0")
+    with pytest.raises(UserError, match=r"hparam 'world_model\.num_context_frames' = 0: must be an integer > 0"):
+        create_hparams("rlmb_tiny", "world_model.num_context_frames=0")
+    with pytest.raises(UserError, match=r"'reward_accuracy_lengths' = \[4, 0\]: must be a list of values"):
+        create_hparams("rlmb_tiny", "reward_accuracy_lengths=[4,0]")
+
+
+def start_and_signal_when(args, marker, signum):
+    """Starts a command, sends it `signum` once a stderr line holds `marker`; returns the
+    exit status, all of stderr and the seconds from the signal to the exit."""
+    # As from a terminal: pytest-xdist's workers ignore SIGINT, and children inherit that.
+    process = subprocess.Popen([sys.executable, "-m", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    watchdog = threading.Timer(180, process.kill)
+    watchdog.start()
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if marker in line:
+            break
+    signaled = time.monotonic()
+    process.send_signal(signum)
+    lines.append(process.stderr.read())
+    process.wait()
+    watchdog.cancel()
+    return process.returncode, "".join(lines), time.monotonic() - signaled
+
+
+def test_ctrl_c_and_sigterm_stop_with_one_line_and_the_run_resumes(tmp_path):
+    out = str(tmp_path / "run")
+    args = [MODEL_FREE, RLMF_TINY, "--hparams=num_env_steps=1000000", f"--output_dir={out}"]
+    status, stderr, seconds = start_and_signal_when(args, "iteration 3/", signal.SIGINT)
+    assert status == 130 and seconds < 20, stderr[-3000:]
+    assert "Traceback" not in stderr
+    assert stderr.rstrip().splitlines()[-1] == f"stopped by Ctrl-C: rerun the same command to resume the run in {out}"
+    saved = files_of(out)
+    assert "hparams.json" in saved and any(name.startswith("checkpoints") for name in saved)
+
+    status, stderr, seconds = start_and_signal_when(args, "steps (", signal.SIGTERM)
+    assert status == 143 and seconds < 20, stderr[-3000:]
+    assert re.search(r"at iteration [1-9]\d*, \d+ env steps", stderr)  # resumed, not restarted
+    assert stderr.rstrip().splitlines()[-1] == f"stopped by SIGTERM: rerun the same command to resume the run in {out}"
+    assert not [name for name in files_of(out) if os.path.basename(name).startswith(".tmp")]
+
+
+def test_tensorflow_start_up_lines_stay_out_unless_asked_for(tmp_path):
+    args = [RLMF_TINY, "--hparams=num_env_steps=64"]
+    quiet = run_with_env(MODEL_FREE, *args, f"--output_dir={tmp_path / 'a'}")
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    # Only rlkit's own progress lines: absl's format, from rlkit's files.
+    package = os.path.dirname(rlkit.__file__)
+    rlkit_files = {os.path.basename(path) for path in glob.glob(os.path.join(package, "**", "*.py"), recursive=True)}
+    foreign = [line for line in quiet.stderr.splitlines()
+               if not (match := re.match(r"^[IWE]\d{4} [\d:.]+ +\d+ (\w+\.py):\d+\] ", line))
+               or match.group(1) not in rlkit_files]
+    assert not foreign, foreign
+    loud = run_with_env(MODEL_FREE, *args, f"--output_dir={tmp_path / 'b'}", env={"RLKIT_TF_LOGS": "1"})
+    assert loud.returncode == 0 and "oneDNN" in loud.stderr, loud.stderr[-3000:]
