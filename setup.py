@@ -24,6 +24,7 @@ setup(
         "imageio-ffmpeg>=0.4.9",  # ships the ffmpeg binary imageio writes MP4 with
         "numpy>=1.26",
         "lz4>=4.0",  # the frame store's per-frame compression: decodes 3x faster than zlib
+        "matplotlib>=3.8",  # learning curves (rlkit.rl.plot)
     ],
     extras_require={
         # pytest-xdist runs the suite on both cores of a small machine; the emulator is a

@@ -190,11 +190,13 @@ def write_operative_config(output_dir):
 
 
 class _WithoutTensorFlowInfo(std_logging.Filter):
-    """Drops TensorFlow's own info lines (checkpoint sharding, SavedModel assets), which would
-    bury the progress lines; its warnings and errors still show."""
+    """Drops TensorFlow's and TensorBoard's own info lines (checkpoint sharding, SavedModel
+    assets, event-file reading), which would bury the progress lines; their warnings and errors
+    still show."""
 
     def filter(self, record):
-        return record.levelno >= std_logging.WARNING or f"{os.sep}tensorflow{os.sep}" not in record.pathname
+        return record.levelno >= std_logging.WARNING or not any(
+            f"{os.sep}{package}{os.sep}" in record.pathname for package in ("tensorflow", "tensorboard"))
 
 
 class Stopped(KeyboardInterrupt):

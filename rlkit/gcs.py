@@ -17,6 +17,7 @@ land outside the cache directory are refused; nothing downloaded is unpickled.
 """
 
 import contextlib
+import fnmatch
 import json
 import os
 import threading
@@ -119,9 +120,24 @@ def _list(client, path):
     return list(client.list_blobs(bucket, prefix=prefix + "/" if prefix else None, **_call_settings()))
 
 
-def download(path, local_dir=None, allow_empty=False):
-    """Copies every object under gs://bucket/prefix into `local_dir` (default: the cache);
-    returns the local directory. Unchanged objects (same generation) are not fetched again."""
+def expand(pattern):
+    """The gs:// "directories" that a pattern with shell wildcards (`gs://b/runs/pong_s*`)
+    matches and that hold objects, sorted; a pattern without wildcards is returned as it is."""
+    if not any(char in pattern for char in "*?["):
+        return [pattern]
+    bucket, prefix = split(pattern)
+    fixed = prefix[:min(prefix.index(char) for char in "*?[" if char in prefix)].rpartition("/")[0]
+    depth = len(prefix.split("/"))
+    with _clear_errors(pattern):
+        names = [blob.name for blob in _list(_client(), f"{SCHEME}{bucket}/{fixed}")]
+    found = {"/".join(name.split("/")[:depth]) for name in names if len(name.split("/")) > depth}
+    return sorted(f"{SCHEME}{bucket}/{name}" for name in found if fnmatch.fnmatchcase(name, prefix))
+
+
+def download(path, local_dir=None, allow_empty=False, only=None):
+    """Copies every object under gs://bucket/prefix (or those whose name below it `only(name)`
+    accepts) into `local_dir` (default: the cache); returns the local directory. Unchanged
+    objects (same generation) are not fetched again."""
     bucket, prefix = split(path)
     local_dir = local_dir or os.path.join(cache_root(), bucket, prefix)
     manifest_path = os.path.join(local_dir, MANIFEST)
@@ -133,6 +149,8 @@ def download(path, local_dir=None, allow_empty=False):
     with _clear_errors(path):
         client = _client()
         blobs = _list(client, path)
+        if only is not None:
+            blobs = [blob for blob in blobs if only(blob.name[len(prefix):].lstrip("/"))]
         if not blobs and not allow_empty:
             if client.lookup_bucket(bucket, **_call_settings()) is None:
                 raise UserError(f"bucket {bucket!r} does not exist ({path}): check the name")
@@ -150,6 +168,8 @@ def download(path, local_dir=None, allow_empty=False):
             manifest[blob.name] = blob.generation
         # Objects deleted from the bucket since the last download leave the cache too.
         for name in set(manifest) - {blob.name for blob in blobs}:
+            if only is not None and not only(name[len(prefix):].lstrip("/")):
+                continue  # not asked for this time
             stale = local_file_for(local_dir, prefix, name)
             if os.path.exists(stale):
                 os.remove(stale)
