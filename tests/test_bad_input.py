@@ -55,32 +55,16 @@ def run_with_env(module, *args, env=None):
                           env={**user_env, **(env or {})})
 
 
-# Values each hparam check refuses, through the commands, before an output dir exists.
+# Values each hparam check refuses, through each command, before an output dir exists.
 @pytest.mark.parametrize("module, args, fragments", [
     # Found by hand: a ZeroDivisionError, a segmentation fault and a hang before the checks.
     (LOOP, [RLMB_TINY, "--loop_hparams=epochs=0"], ["hparam 'epochs' = 0", "an integer > 0"]),
     (LOOP, [RLMB_TINY, "--loop_hparams=eval_batch_size=0"], ["hparam 'eval_batch_size' = 0"]),
     (MODEL_FREE, [RLMF_TINY, "--hparams=frame_height=0"], ["hparam 'frame_height' = 0"]),
-    # Probabilities, discounts, temperatures, lists and choices.
-    (LOOP, [RLMB_TINY, "--loop_hparams=ppo.gamma=1.5"], ["hparam 'ppo.gamma' = 1.5", "in [0, 1]"]),
-    (LOOP, [RLMB_TINY, "--loop_hparams=simulated_temperature=-1.0"], ["'simulated_temperature' = -1.0", ">= 0"]),
-    (LOOP, [RLMB_TINY, "--loop_hparams=world_model.bit_flip_probability=2.0"],
-     ["'world_model.bit_flip_probability' = 2.0", "in [0, 1]"]),
-    (LOOP, [RLMB_TINY, "--loop_hparams=eval_sampling_temps=[]"], ["'eval_sampling_temps' = []", "non-empty list"]),
-    (LOOP, [RLMB_TINY, "--loop_hparams=eval_sampling_temps=[1.0,-0.5]"], ["a list of values >= 0"]),
-    (LOOP, [RLMB_TINY, "--loop_hparams=world_model.learning_rate_schedule=cosine"],
-     ["'world_model.learning_rate_schedule' = 'cosine'", "'linear_warmup'"]),
-    (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.learning_rate_schedule=linear_warmup"], ["one of 'constant', 'linear'"]),
-    (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.dropout=1.5"], ["'ppo.dropout' = 1.5"]),
-    (MODEL_FREE, [RLMF_TINY, "--hparams=num_envs=-2"], ["'num_envs' = -2"]),
-    # Values that only fit together.
+    # Values that only fit together, and values checked against the network.
     (LOOP, [RLMB_TINY, "--loop_hparams=world_model.filter_double_steps=9"], ["at most num_compress_steps"]),
-    (LOOP, [RLMB_TINY, "--loop_hparams=world_model.single_frame=True,world_model.recurrent_state_size=0"],
-     ["needs recurrent_state_size > 0"]),
-    (LOOP, [RLMB_TINY, "--loop_hparams=num_real_env_steps=1"], ["at least epochs"]),
     (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.num_minibatches=100000"], ["'ppo.num_minibatches' = 100000",
                                                                        "num_envs x rollout_length"]),
-    # Values checked against the network and the env.
     (MODEL_FREE, ["--hparams_set=rlmf_nature", "--hparams=frame_height=20"],
      ["frames of 20x84 are too small for policy_network='nature_cnn'"]),
     (WORLD_MODEL, [RLMB_TINY, "--data_dir=/nonexistent"], ["not a world-model set"]),
@@ -90,6 +74,30 @@ def test_bad_hparams_get_one_line_and_write_nothing(module, args, fragments, tmp
     out = tmp_path / "run"
     assert_one_line_error(run_module(module, *args, f"--output_dir={out}"), *fragments)
     assert not out.exists()
+
+
+# The same checks in process (every command applies overrides through them, as above).
+@pytest.mark.parametrize("set_name, overrides, message", [
+    ("rlmb_tiny", "ppo.gamma=1.5", r"^hparam 'ppo\.gamma' = 1\.5: must be a discount in \[0, 1\]$"),
+    ("rlmb_tiny", "ppo.clip_coef=0.0", r"^hparam 'ppo\.clip_coef' = 0\.0: must be > 0$"),
+    ("rlmb_tiny", "simulated_temperature=-1.0", r"'simulated_temperature' = -1\.0: must be >= 0"),
+    ("rlmb_tiny", "world_model.bit_flip_probability=2.0", r"'world_model\.bit_flip_probability' = 2\.0: .*\[0, 1\]"),
+    ("rlmb_tiny", "world_model.num_context_frames=0", r"'world_model\.num_context_frames' = 0: must be an integer > 0"),
+    ("rlmb_tiny", "eval_sampling_temps=[]", r"'eval_sampling_temps' = \[\]: must be a non-empty list"),
+    ("rlmb_tiny", "eval_sampling_temps=[1.0,-0.5]", r"must be a list of values >= 0"),
+    ("rlmb_tiny", "reward_accuracy_lengths=[4,0]", r"'reward_accuracy_lengths' = \[4, 0\]: must be a list of values"),
+    ("rlmb_tiny", "world_model.learning_rate_schedule=cosine", r"'cosine': must be one of .*'linear_warmup'"),
+    ("rlmf_tiny", "ppo.learning_rate_schedule=linear_warmup", r"must be one of 'constant', 'linear'$"),
+    ("rlmf_tiny", "ppo.dropout=1.5", r"'ppo\.dropout' = 1\.5: must be in \[0, 1\]"),
+    ("rlmf_tiny", "num_envs=-2", r"'num_envs' = -2: must be an integer > 0"),
+    ("rlmb_tiny", "collection=expert", r"'collection' = 'expert': must be one of 'learner', 'policy'"),
+    ("rlmb_tiny", "world_model.single_frame=True,world_model.recurrent_state_size=0",
+     r"'world_model\.single_frame' = True: needs recurrent_state_size > 0"),
+    ("rlmb_tiny", "num_real_env_steps=1", r"'num_real_env_steps' = 1: must be at least epochs"),
+])
+def test_rule_messages_name_the_hparam_its_value_and_what_is_allowed(set_name, overrides, message):
+    with pytest.raises(UserError, match=message):
+        create_hparams(set_name, overrides)
 
 
 @pytest.fixture
@@ -180,21 +188,14 @@ def test_every_hparam_of_every_registered_set_has_a_rule_and_keeps_it():
         assert not unruled, f"{set_name}: no rule in rlkit.hparams.checks for {unruled}"
 
 
-def test_rule_messages_name_the_hparam_its_value_and_what_is_allowed():
-    with pytest.raises(UserError, match=r"^hparam 'ppo\.clip_coef' = 0\.0: must be > 0$"):
-        create_hparams("rlmb_tiny", "ppo.clip_coef=0.0")
-    with pytest.raises(UserError, match=r"hparam 'world_model\.num_context_frames' = 0: must be an integer > 0"):
-        create_hparams("rlmb_tiny", "world_model.num_context_frames=0")
-    with pytest.raises(UserError, match=r"'reward_accuracy_lengths' = \[4, 0\]: must be a list of values"):
-        create_hparams("rlmb_tiny", "reward_accuracy_lengths=[4,0]")
-
-
 def start_and_signal_when(args, marker, signum):
-    """Starts a command, sends it `signum` once a stderr line holds `marker`; returns the
-    exit status, all of stderr and the seconds from the signal to the exit."""
+    """Starts a command as a user's shell does, sends it `signum` once a stderr line holds
+    `marker`; returns the exit status, all of stderr and the seconds from the signal to the exit."""
+    user_env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     # As from a terminal: pytest-xdist's workers ignore SIGINT, and children inherit that.
     process = subprocess.Popen([sys.executable, "-m", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                               text=True, env=user_env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     watchdog = threading.Timer(180, process.kill)
     watchdog.start()
     lines = []
@@ -210,33 +211,36 @@ def start_and_signal_when(args, marker, signum):
     return process.returncode, "".join(lines), time.monotonic() - signaled
 
 
-def test_ctrl_c_and_sigterm_stop_with_one_line_and_the_run_resumes(tmp_path):
+def not_rlkit_lines(stderr):
+    """The lines of a command's stderr that are not rlkit's own: absl's format, from rlkit's files."""
+    package = os.path.dirname(rlkit.__file__)
+    rlkit_files = {os.path.basename(path) for path in glob.glob(os.path.join(package, "**", "*.py"), recursive=True)}
+    return [line for line in stderr.splitlines()
+            if not (match := re.match(r"^[IWE]\d{4} [\d:.]+ +\d+ (\w+\.py):\d+\] ", line))
+            or match.group(1) not in rlkit_files]
+
+
+def test_ctrl_c_and_sigterm_stop_with_one_line_and_the_run_resumes_and_it_is_quiet(tmp_path):
     out = str(tmp_path / "run")
     args = [MODEL_FREE, RLMF_TINY, "--hparams=num_env_steps=1000000", f"--output_dir={out}"]
     status, stderr, seconds = start_and_signal_when(args, "iteration 3/", signal.SIGINT)
     assert status == 130 and seconds < 20, stderr[-3000:]
-    assert "Traceback" not in stderr
-    assert stderr.rstrip().splitlines()[-1] == f"stopped by Ctrl-C: rerun the same command to resume the run in {out}"
+    stop_line = f"stopped by Ctrl-C: rerun the same command to resume the run in {out}"
+    # Nothing but rlkit's progress lines and the stop line: no TensorFlow start-up lines, no traceback.
+    assert not_rlkit_lines(stderr) == [stop_line], stderr[-3000:]
     saved = files_of(out)
     assert "hparams.json" in saved and any(name.startswith("checkpoints") for name in saved)
 
     status, stderr, seconds = start_and_signal_when(args, "steps (", signal.SIGTERM)
     assert status == 143 and seconds < 20, stderr[-3000:]
     assert re.search(r"at iteration [1-9]\d*, \d+ env steps", stderr)  # resumed, not restarted
-    assert stderr.rstrip().splitlines()[-1] == f"stopped by SIGTERM: rerun the same command to resume the run in {out}"
+    stop_line = f"stopped by SIGTERM: rerun the same command to resume the run in {out}"
+    assert not_rlkit_lines(stderr) == [stop_line], stderr[-3000:]
     assert not [name for name in files_of(out) if os.path.basename(name).startswith(".tmp")]
 
 
-def test_tensorflow_start_up_lines_stay_out_unless_asked_for(tmp_path):
-    args = [RLMF_TINY, "--hparams=num_env_steps=64"]
-    quiet = run_with_env(MODEL_FREE, *args, f"--output_dir={tmp_path / 'a'}")
-    assert quiet.returncode == 0, quiet.stderr[-3000:]
-    # Only rlkit's own progress lines: absl's format, from rlkit's files.
-    package = os.path.dirname(rlkit.__file__)
-    rlkit_files = {os.path.basename(path) for path in glob.glob(os.path.join(package, "**", "*.py"), recursive=True)}
-    foreign = [line for line in quiet.stderr.splitlines()
-               if not (match := re.match(r"^[IWE]\d{4} [\d:.]+ +\d+ (\w+\.py):\d+\] ", line))
-               or match.group(1) not in rlkit_files]
-    assert not foreign, foreign
-    loud = run_with_env(MODEL_FREE, *args, f"--output_dir={tmp_path / 'b'}", env={"RLKIT_TF_LOGS": "1"})
-    assert loud.returncode == 0 and "oneDNN" in loud.stderr, loud.stderr[-3000:]
+def test_tensorflow_logs_show_when_asked_for(tmp_path):
+    loud = run_with_env(MODEL_FREE, RLMF_TINY, "--hparams=num_env_steps=0", f"--output_dir={tmp_path / 'run'}",
+                        env={"RLKIT_TF_LOGS": "1"})
+    assert_one_line_error(loud, "'num_env_steps' = 0")
+    assert "oneDNN" in loud.stderr, loud.stderr[-3000:]
