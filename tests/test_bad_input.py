@@ -3,8 +3,9 @@
 Each case runs a command the way a user does and must end within seconds, non-zero, with one
 `error:` line naming the cause, no traceback, and every file already in its output directory as
 it was. Cases of the same kind for single commands live beside them (test_trainer_*.py,
-test_evaluator.py, test_gcs.py, test_player.py, test_collect_inspect.py); this file holds the
-hparam checks, the env checks, damaged data, GCS without a network, the signals and quiet output.
+test_evaluator.py, test_gcs.py, test_player.py with the world-model cases, test_collect_inspect.py);
+this file holds the hparam checks, the env checks, damaged data, GCS without a network, the
+signals and quiet output.
 """
 
 import glob
@@ -20,7 +21,7 @@ import time
 import pytest
 
 import rlkit
-from conftest import assert_one_line_error, run_module
+from conftest import assert_one_line_error, collect_random_pong, run_module
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams, registry
 from rlkit.hparams.checks import RULES, check_hparams
@@ -100,60 +101,43 @@ def test_rule_messages_name_the_hparam_its_value_and_what_is_allowed(set_name, o
         create_hparams(set_name, overrides)
 
 
-@pytest.fixture
-def lone_parts(rlmb_tiny_run, tmp_path):
-    """A Pong policy and world model copied away from their run, so nothing says which game
-    they were trained on but themselves."""
-    run_dir, _ = rlmb_tiny_run
-    shutil.copytree(os.path.join(run_dir, "policy"), tmp_path / "policy")
-    shutil.copytree(os.path.join(run_dir, "world_model"), tmp_path / "world_model")
-    return tmp_path
+@pytest.fixture(scope="module")
+def model_free_run(tmp_path_factory):
+    """A tiny Pong run of the model-free trainer: a run dir with a policy."""
+    out = str(tmp_path_factory.mktemp("rlmf") / "run")
+    result = run_module(MODEL_FREE, RLMF_TINY, "--hparams=num_env_steps=64", f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
 
 
-def test_a_policy_for_another_game_gets_one_line(lone_parts):
-    """Evaluating a Pong policy (6 actions) on Breakout (4 actions) used to hang."""
-    metrics = lone_parts / "metrics"
-    result = run_module(EVALUATOR, RLMB_TINY, "--loop_hparams=game=breakout",
-                        f"--policy_dir={lone_parts / 'policy'}", f"--eval_metrics_dir={metrics}")
+def test_a_policy_for_another_game_gets_one_line(model_free_run, tmp_path):
+    """Evaluating a Pong policy (6 actions) on Breakout (4 actions) used to hang. The policy is
+    copied away from its run, so nothing but the policy itself says which game it plays."""
+    shutil.copytree(os.path.join(model_free_run, "policy"), tmp_path / "policy")
+    metrics = tmp_path / "metrics"
+    result = run_module(EVALUATOR, RLMF_TINY, "--hparams=game=breakout", f"--policy_dir={tmp_path / 'policy'}",
+                        f"--eval_metrics_dir={metrics}")
     assert_one_line_error(result, "was trained for 6 actions, but this env has 4")
     assert not metrics.exists()
 
 
-def test_a_world_model_for_another_game_gets_one_line(lone_parts):
-    before = files_of(lone_parts)
-    result = run_module(PLAYER, RLMB_TINY, "--loop_hparams=game=breakout",
-                        f"--wm_dir={lone_parts / 'world_model'}", "--dry_run")
-    assert_one_line_error(result, "cannot restore checkpoint", "game, frame size")
-    assert "WARNING" not in result.stderr  # TensorFlow's teardown warnings do not bury the line
-    assert files_of(lone_parts) == before
+def test_a_run_dir_keeps_its_files_after_a_bad_override(model_free_run):
+    before = files_of(model_free_run)
+    result = run_module(MODEL_FREE, RLMF_TINY, "--hparams=num_envs=0", f"--output_dir={model_free_run}")
+    assert_one_line_error(result, "hparam 'num_envs' = 0")
+    assert files_of(model_free_run) == before
 
 
-def test_the_player_on_a_game_without_frames_gets_one_line(lone_parts):
-    result = run_module(PLAYER, RLMB_TINY, "--loop_hparams=game=CartPole-v1",
-                        f"--wm_dir={lone_parts / 'world_model'}", "--dry_run")
-    assert_one_line_error(result, "'CartPole-v1' gives no image frames")
-
-
-def test_damaged_shards_are_not_training_data(rlmb_tiny_run, tmp_path):
-    run_dir, _ = rlmb_tiny_run
-    shard = sorted(os.listdir(os.path.join(run_dir, "data", "epoch_000")))[0]
-    data_dir = tmp_path / "data" / "epoch_000"
-    data_dir.mkdir(parents=True)
-    with open(os.path.join(run_dir, "data", "epoch_000", shard), "rb") as f:
-        (data_dir / shard).write_bytes(f.read()[:300])  # truncated, as on a full disk
+def test_damaged_shards_are_not_training_data(tmp_path):
+    data_dir = tmp_path / "data"
+    collect_random_pong(str(data_dir), num_steps=20)
+    shard = data_dir / "epoch_000" / "shard_00000.npz"
+    shard.write_bytes(shard.read_bytes()[:300])  # truncated, as on a full disk
     out = tmp_path / "model"
-    result = run_module(WORLD_MODEL, f"--data_dir={tmp_path / 'data'}", f"--output_dir={out}")
+    result = run_module(WORLD_MODEL, f"--data_dir={data_dir}", f"--output_dir={out}")
     assert_one_line_error(result, "no readable shards")
     assert not out.exists()
-    assert os.listdir(data_dir) == [shard + ".damaged"]  # set aside once, for every reader alike
-
-
-def test_a_run_dir_keeps_its_files_after_a_bad_override(rlmb_tiny_run):
-    run_dir, _ = rlmb_tiny_run
-    before = files_of(run_dir)
-    result = run_module(LOOP, RLMB_TINY, "--loop_hparams=epochs=0", f"--output_dir={run_dir}")
-    assert_one_line_error(result, "hparam 'epochs' = 0")
-    assert files_of(run_dir) == before
+    assert os.listdir(data_dir / "epoch_000") == ["shard_00000.npz.damaged"]  # set aside once, for every reader
 
 
 @pytest.mark.parametrize("module, args", [

@@ -1,4 +1,5 @@
 import os
+import shutil
 
 import imageio.v2 as imageio
 import numpy as np
@@ -129,3 +130,18 @@ def test_missing_or_incompatible_world_model_gets_one_line(rlmb_tiny_run, tmp_pa
     assert_one_line_error(run_module(PLAYER, f"--wm_dir={run_dir}/world_model", "--loop_hparams_set=rlmb_tiny",
                                      "--loop_hparams=game=breakout", "--dry_run"),
                           "trained with game='pong'")
+
+
+def test_a_world_model_alone_for_another_game_or_a_game_without_frames_gets_one_line(rlmb_tiny_run, tmp_path):
+    """Copied away from its run, only the checkpoint itself says which game it models."""
+    run_dir, _ = rlmb_tiny_run
+    shutil.copytree(os.path.join(run_dir, "world_model"), tmp_path / "world_model")
+    before = sorted(os.listdir(tmp_path / "world_model"))
+    result = run_module(PLAYER, f"--wm_dir={tmp_path / 'world_model'}", "--loop_hparams_set=rlmb_tiny",
+                        "--loop_hparams=game=breakout", "--dry_run")
+    assert_one_line_error(result, "cannot restore checkpoint", "game, frame size")
+    assert "WARNING" not in result.stderr  # TensorFlow's teardown warnings do not bury the line
+    assert sorted(os.listdir(tmp_path / "world_model")) == before
+    assert_one_line_error(run_module(PLAYER, f"--wm_dir={tmp_path / 'world_model'}", "--loop_hparams_set=rlmb_tiny",
+                                     "--loop_hparams=game=CartPole-v1", "--dry_run"),
+                          "'CartPole-v1' gives no image frames")
