@@ -42,20 +42,16 @@ def one_of(*choices):
     return rule
 
 
-def non_empty_list_of(item_rule):
-    def rule(value):
-        if not value:
-            return "a non-empty list"
-        broken = [item_rule(item) for item in value if item_rule(item)]
-        return f"a list of values {broken[0]}" if broken else None
-    return rule
-
-
 def list_of(item_rule):
     def rule(value):
         broken = [item_rule(item) for item in value if item_rule(item)]
         return f"a list of values {broken[0]}" if broken else None
     return rule
+
+
+def non_empty_list_of(item_rule):
+    items_rule = list_of(item_rule)
+    return lambda value: items_rule(value) if value else "a non-empty list"
 
 
 def non_empty(value):
