@@ -1,4 +1,6 @@
+import fcntl
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -54,13 +56,30 @@ def collect_random_pong(data_dir, num_steps, num_envs=2, seed=0):
         writer.write_shard()
 
 
+# The session's loop run sets one nested value through the plain flags, which the flag tests check;
+# the tests that rerun it (killed and resumed) pass the same value through the loop_ aliases.
+RLMB_TINY_RUN_FLAGS = ("--hparams_set=rlmb_tiny", "--hparams=ppo.learning_rate=3e-4")
+
+
 @pytest.fixture(scope="session")
 def rlmb_tiny_run(tmp_path_factory):
-    """One uninterrupted rlmb_tiny loop run through the command line: (output dir, stderr)."""
-    out = str(tmp_path_factory.mktemp("rlmb") / "run")
-    result = run_module("rlkit.rl.trainer_model_based", "--loop_hparams_set=rlmb_tiny", f"--output_dir={out}")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return out, result.stderr
+    """One uninterrupted rlmb_tiny loop run through the command line: (output dir, stderr).
+
+    Made once for the whole session: pytest-xdist's workers share it through a lock, the first to
+    ask runs it and the others wait for it (it is the suite's longest single step).
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the directory all workers' temp dirs live in
+    out, stderr_file = shared / "rlmb_tiny_run", shared / "rlmb_tiny_run.stderr"
+    with open(shared / "rlmb_tiny_run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not stderr_file.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            result = run_module("rlkit.rl.trainer_model_based", *RLMB_TINY_RUN_FLAGS, f"--output_dir={out}")
+            assert result.returncode == 0, result.stderr[-3000:]
+            stderr_file.write_text(result.stderr)
+    return str(out), stderr_file.read_text()
 
 
 def free_port():

@@ -8,13 +8,15 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from conftest import assert_one_line_error, run_module
+from conftest import RLMB_TINY_RUN_FLAGS, assert_one_line_error, run_module
 from rlkit.data_generators import storage
 from rlkit.hparams import create_hparams
 from rlkit.rl.trainer_model_based import simulated_iterations_target, steps_per_collection, train, world_model_target
 
 LOOP = "rlkit.rl.trainer_model_based"
 TINY = "--loop_hparams_set=rlmb_tiny"
+# The session run's flags (conftest) through the loop_ aliases.
+TINY_AS_THE_SESSION_RUN = [TINY, "--loop_hparams=ppo.learning_rate=3e-4"]
 
 
 @pytest.fixture
@@ -104,30 +106,30 @@ def learning_rates(event_dir):
 
 def test_the_learner_trains_on_the_real_env_as_it_collects(tmp_path):
     """SimPLe's collections: the first from a fresh learner, later ones by the loop's learner,
-    each training it on the real env (here 20 iterations of 2 envs x 10 steps per collection)."""
+    each training it on the real env (here 5 iterations of 2 envs x 10 steps per collection)."""
     hparams = create_hparams("rlmb_tiny", "initial_collection=ppo,collection=learner,epochs=1,"
-                                          "ppo.learning_rate_schedule=linear")
+                                          "num_real_env_steps=100,ppo.learning_rate_schedule=linear")
     out = str(tmp_path / "run")
     summary = train(hparams, out, seed=0)
     data_dir = os.path.join(out, "data")
-    assert steps_per_collection(hparams) == 400
+    assert steps_per_collection(hparams) == 100
     for data_epoch in (0, 1):
-        assert sum(storage.shard_num_steps(p) for p in storage.list_shards(data_dir, [data_epoch])) == 400
-    # The linear schedule runs on both paths: over the 2 x 20 real iterations, and over the
+        assert sum(storage.shard_num_steps(p) for p in storage.list_shards(data_dir, [data_epoch])) == 100
+    # The linear schedule runs on both paths: over the 2 x 5 real iterations, and over the
     # 3 x 4 simulated ones (the last epoch trains 3x longer).
     np.testing.assert_allclose(learning_rates(os.path.join(out, "policy", "real")),
-                               [1e-4 * (1 - i / 40) for i in range(40)], rtol=1e-5)
+                               [1e-4 * (1 - i / 10) for i in range(10)], rtol=1e-5)
     np.testing.assert_allclose(learning_rates(os.path.join(out, "policy", "simulated")),
                                [1e-4 * (1 - i / 12) for i in range(12)], rtol=1e-5)
     reader = tf.train.load_checkpoint(os.path.join(out, "policy", "checkpoints"))
-    assert reader.get_tensor("real_iterations/.ATTRIBUTES/VARIABLE_VALUE") == 40
+    assert reader.get_tensor("real_iterations/.ATTRIBUTES/VARIABLE_VALUE") == 10
     assert reader.get_tensor("iteration/.ATTRIBUTES/VARIABLE_VALUE") == 12
     assert summary["epoch"] == 0 and summary["real_env_steps"] == 2 * steps_per_collection(hparams)
 
 
 def run_until(out, marker):
     """Runs the tiny loop and kills it (SIGKILL) once `marker` shows in its log."""
-    process = subprocess.Popen([sys.executable, "-m", LOOP, TINY, f"--output_dir={out}"],
+    process = subprocess.Popen([sys.executable, "-m", LOOP, *TINY_AS_THE_SESSION_RUN, f"--output_dir={out}"],
                                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         for line in process.stderr:
@@ -152,7 +154,7 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
     assert checkpoint_step(os.path.join(out, "policy", "checkpoints")) == 2
     first_shards = storage.list_shards(os.path.join(out, "data"))
 
-    result = run_module(LOOP, TINY, f"--output_dir={out}")
+    result = run_module(LOOP, *TINY_AS_THE_SESSION_RUN, f"--output_dir={out}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Policy resumed at iteration 2" in result.stderr
     assert run_state(out) == run_state(tiny_run[0])
@@ -160,7 +162,7 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
 
     # A finished run rerun does nothing again: evaluations are not repeated.
     mtime = os.path.getmtime(os.path.join(out, "eval_metrics", "epoch_0.json"))
-    assert run_module(LOOP, TINY, f"--output_dir={out}").returncode == 0
+    assert run_module(LOOP, *TINY_AS_THE_SESSION_RUN, f"--output_dir={out}").returncode == 0
     assert os.path.getmtime(os.path.join(out, "eval_metrics", "epoch_0.json")) == mtime
 
 
@@ -188,17 +190,16 @@ def test_run_dir_with_other_hparams_is_refused(tiny_run):
     np.testing.assert_equal(json.load(open(os.path.join(out, "hparams.json")))["epochs"], 2)
 
 
-def test_hparams_flags_and_dotted_overrides_reach_the_components(tmp_path):
+def test_hparams_flags_and_dotted_overrides_reach_the_components(tiny_run):
     """--hparams_set/--hparams (and their loop_ aliases) with nested values, saved nested."""
     from rlkit import cli
 
-    out = str(tmp_path / "run")
-    result = run_module(LOOP, "--hparams_set=rlmb_tiny", "--hparams=ppo.learning_rate=3e-4,epochs=1",
-                        f"--output_dir={out}")
-    assert result.returncode == 0, result.stderr[-3000:]
+    out, _ = tiny_run  # run with RLMB_TINY_RUN_FLAGS: the plain flags, ppo.learning_rate=3e-4
+    assert RLMB_TINY_RUN_FLAGS == ("--hparams_set=rlmb_tiny", "--hparams=ppo.learning_rate=3e-4")
     saved = json.load(open(os.path.join(out, "hparams.json")))
     assert saved["ppo"]["learning_rate"] == 3e-4 and saved["world_model"]["model"].startswith("next_frame")
+    assert create_hparams("rlmb_tiny").ppo.learning_rate != 3e-4
     learning_rates_seen = learning_rates(os.path.join(out, "policy", "simulated"))
     assert learning_rates_seen and all(r == pytest.approx(3e-4) for r in learning_rates_seen)
     # A rerun (the loop_ aliases set the same flags) resumes from the saved file, not the registry.
-    assert cli.run_hparams(out, "rlmb_tiny", True, "ppo.learning_rate=3e-4,epochs=1").values() == saved
+    assert cli.run_hparams(out, "rlmb_tiny", True, "ppo.learning_rate=3e-4").values() == saved

@@ -135,13 +135,14 @@ def test_bad_input_gets_one_line_and_keeps_what_exists(cli, tmp_path):
     assert not os.path.exists(out)  # every mistake above was refused before anything was written
 
     # A checkpoint written by another network (Breakout has 4 actions, Pong 6) is refused.
-    assert cli(TRAINER, *TINY, f"--output_dir={out}").returncode == 0
+    one_iteration = "--hparams=num_env_steps=32"
+    assert cli(TRAINER, *TINY, one_iteration, f"--output_dir={out}").returncode == 0
     other = str(tmp_path / "breakout")
-    assert cli(TRAINER, *TINY, "--hparams=game=breakout", f"--output_dir={other}").returncode == 0
+    assert cli(TRAINER, *TINY, "--hparams=game=breakout,num_env_steps=32", f"--output_dir={other}").returncode == 0
     shutil.rmtree(os.path.join(out, "checkpoints"))
     shutil.copytree(os.path.join(other, "checkpoints"), os.path.join(out, "checkpoints"))
     before = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)}
-    assert_one_line_error(cli(TRAINER, *TINY, f"--output_dir={out}"), "cannot restore checkpoint",
+    assert_one_line_error(cli(TRAINER, *TINY, one_iteration, f"--output_dir={out}"), "cannot restore checkpoint",
                           "ppo learner")
     after = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)
              if not p.endswith("command.txt")}
