@@ -106,23 +106,26 @@ def learning_rates(event_dir):
 
 def test_the_learner_trains_on_the_real_env_as_it_collects(tmp_path):
     """SimPLe's collections: the first from a fresh learner, later ones by the loop's learner,
-    each training it on the real env (here 5 iterations of 2 envs x 10 steps per collection)."""
+    each training it on the real env (here 2 iterations of 2 envs x real_rollout_length 25 steps
+    per collection, not the 10 of PPO's rollouts inside the model)."""
     hparams = create_hparams("rlmb_tiny", "initial_collection=ppo,collection=learner,epochs=1,"
-                                          "num_real_env_steps=100,ppo.learning_rate_schedule=linear")
+                                          "num_real_env_steps=100,real_rollout_length=25,"
+                                          "ppo.learning_rate_schedule=linear")
+    assert hparams.ppo.rollout_length == 10
     out = str(tmp_path / "run")
     summary = train(hparams, out, seed=0)
     data_dir = os.path.join(out, "data")
     assert steps_per_collection(hparams) == 100
     for data_epoch in (0, 1):
         assert sum(storage.shard_num_steps(p) for p in storage.list_shards(data_dir, [data_epoch])) == 100
-    # The linear schedule runs on both paths: over the 2 x 5 real iterations, and over the
+    # The linear schedule runs on both paths: over the 2 x 2 real iterations, and over the
     # 3 x 4 simulated ones (the last epoch trains 3x longer).
     np.testing.assert_allclose(learning_rates(os.path.join(out, "policy", "real")),
-                               [1e-4 * (1 - i / 10) for i in range(10)], rtol=1e-5)
+                               [1e-4 * (1 - i / 4) for i in range(4)], rtol=1e-5)
     np.testing.assert_allclose(learning_rates(os.path.join(out, "policy", "simulated")),
                                [1e-4 * (1 - i / 12) for i in range(12)], rtol=1e-5)
     reader = tf.train.load_checkpoint(os.path.join(out, "policy", "checkpoints"))
-    assert reader.get_tensor("real_iterations/.ATTRIBUTES/VARIABLE_VALUE") == 10
+    assert reader.get_tensor("real_iterations/.ATTRIBUTES/VARIABLE_VALUE") == 4
     assert reader.get_tensor("iteration/.ATTRIBUTES/VARIABLE_VALUE") == 12
     assert summary["epoch"] == 0 and summary["real_env_steps"] == 2 * steps_per_collection(hparams)
 

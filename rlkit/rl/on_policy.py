@@ -31,8 +31,10 @@ def train_on_policy(learner, env, iterations, env_steps, target_iterations, tota
     otherwise it is reset once and runs on. on_step(observation, actions, step) sees every
     step (to store it). save_checkpoint() runs every `checkpoint_every` iterations and at the
     target; after_iteration(iteration, metrics) after every iteration (evaluation, shards).
+    rollout_length: steps per env in a rollout, if not the learner's own (the loop's real-env
+    collections use real_rollout_length).
     """
-    rollout_length = learner.hparams.rollout_length
+    rollout_length = rollout_length or learner.hparams.rollout_length
     steps_per_iteration = env.env.num_envs * rollout_length
     done_steps = int(env_steps)
     progress = Progress(done_steps + (target_iterations - int(iterations)) * steps_per_iteration, done_steps)
