@@ -29,6 +29,8 @@ setup(
     extras_require={
         # pytest-xdist runs the suite on both cores of a small machine; the emulator is a
         # local GCS for the gs:// tests.
-        "test": ["pytest>=8", "pytest-xdist>=3.5", "gcp-storage-emulator>=2024.8"],
+        # MinAtar's miniature Atari games (game=minatar/breakout, ...); GPL-3.0.
+        "minatar": ["minatar>=1.0.15"],
+        "test": ["pytest>=8", "pytest-xdist>=3.5", "gcp-storage-emulator>=2024.8", "minatar>=1.0.15"],
     },
 )

@@ -1,4 +1,5 @@
-"""Frames with a text header, and MP4 files: evaluation videos and the player's recordings."""
+"""Frames as people see them, with a text header, and MP4 files: evaluation videos, the player's
+window and recordings, exported PNGs and dream images."""
 
 import os
 
@@ -6,11 +7,37 @@ import cv2
 import numpy as np
 
 HEADER_HEIGHT = 14  # pixels, before zoom: one line of small text
+MIN_DISPLAY_WIDTH = 80  # smaller frames (MinAtar's 10x10) are enlarged to about an Atari frame's width
+# One colour per channel for frames whose channels are not RGB: MinAtar's, one kind of object each.
+CHANNEL_COLOURS = np.array([(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
+                            (140, 86, 75), (227, 119, 194), (200, 200, 200), (188, 189, 34), (23, 190, 207)],
+                           np.uint8)
+
+
+def to_rgb(frames):
+    """[..., H, W, C] uint8 -> [..., H, W, 3]: RGB as it is, grayscale repeated, other channel
+    counts (MinAtar's on/off object channels) one colour per channel, the highest channel that is
+    on in front, black where none is."""
+    channels = frames.shape[-1]
+    if channels == 3:
+        return frames
+    if channels == 1:
+        return np.repeat(frames, 3, axis=-1)
+    on = frames > 127
+    # 1 + the highest channel on at each pixel, 0 where none is.
+    front = np.where(on.any(axis=-1), channels - np.argmax(on[..., ::-1], axis=-1), 0)
+    palette = np.concatenate([np.zeros((1, 3), np.uint8), np.resize(CHANNEL_COLOURS, (channels, 3))])
+    return palette[front]
+
+
+def display_frame(frames):
+    """Frames [..., H, W, C] as RGB images at least MIN_DISPLAY_WIDTH pixels wide."""
+    return upscale(to_rgb(frames), -(-MIN_DISPLAY_WIDTH // frames.shape[-2]))
 
 
 def upscale(frame, zoom):
-    """Nearest-neighbour zoom, so single pixels stay sharp."""
-    return np.repeat(np.repeat(frame, zoom, axis=0), zoom, axis=1) if zoom > 1 else frame
+    """Nearest-neighbour zoom of [..., H, W, C], so single pixels stay sharp."""
+    return np.repeat(np.repeat(frame, zoom, axis=-3), zoom, axis=-2) if zoom > 1 else frame
 
 
 def text_strip(lines, width, zoom=1, scale=0.3):
@@ -29,10 +56,8 @@ def text_strip(lines, width, zoom=1, scale=0.3):
 
 
 def with_header(frame, text, zoom=1):
-    """`frame` [H, W, C] uint8 zoomed, under a black strip with `text` in white."""
-    frame = upscale(frame, zoom)
-    if frame.shape[-1] == 1:
-        frame = np.repeat(frame, 3, axis=-1)
+    """`frame` [H, W, C] uint8 as displayed and zoomed, under a black strip with `text` in white."""
+    frame = upscale(display_frame(frame), zoom)
     return np.concatenate([text_strip([text], frame.shape[1], zoom), frame], axis=0)
 
 

@@ -107,7 +107,7 @@ def main():
     hparams.save_checkpoints_steps = hparams.save_summary_steps = args.train_steps
     keras.utils.set_random_seed(args.seed)
     shutil.rmtree(args.work_dir, ignore_errors=True)
-    estimator = world_model_estimator(hparams, args.work_dir, frame_shape(env_hparams), 6)
+    estimator = world_model_estimator(hparams, args.work_dir, frame_shape(env_hparams), 6, 256)
     start = time.monotonic()
     estimator.train(window_input_fn(store, hparams, args.seed, data_epochs=[0]), args.train_steps)
     seconds = time.monotonic() - start

@@ -28,7 +28,7 @@ def hparams():
 
 @pytest.fixture(scope="module")
 def world_model(rlmb_tiny_run, hparams):
-    return load_world_model(hparams.world_model, os.path.join(rlmb_tiny_run[0], "world_model"), (105, 80, 3), 6)
+    return load_world_model(hparams.world_model, os.path.join(rlmb_tiny_run[0], "world_model"), (105, 80, 3), 6, 256)
 
 
 @pytest.fixture(autouse=True)

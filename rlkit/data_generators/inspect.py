@@ -15,6 +15,7 @@ from absl import flags
 from rlkit import cli, gcs
 from rlkit.errors import UserError
 from rlkit.data_generators import storage
+from rlkit.video import display_frame
 
 MAX_EPISODES_LISTED = 20
 
@@ -66,7 +67,7 @@ def export_png(data, directory):
         episode_dir = os.path.join(directory, f"episode_{episode.episode_id}")
         os.makedirs(episode_dir, exist_ok=True)
         for t, frame in enumerate(episode.frames):
-            image = frame[..., 0] if frame.shape[-1] == 1 else cv2.cvtColor(frame, cv2.COLOR_RGB2BGR)
+            image = cv2.cvtColor(display_frame(frame), cv2.COLOR_RGB2BGR)
             if not cv2.imwrite(os.path.join(episode_dir, f"frame_{t:05d}.png"), image):
                 raise UserError(f"cannot write PNG files to {episode_dir!r}")
             written += 1

@@ -1,6 +1,7 @@
 """Builds the batched env an experiment's hparams describe.
 
-`game` names an Atari game in snake_case (run natively by ale-py) or any gymnasium id. The
+`game` names an Atari game in snake_case (run natively by ale-py), a MinAtar game
+(`minatar/breakout`, or its gymnasium id `MinAtar/Breakout-v1`) or any gymnasium id. The
 per-env gymnasium wrappers are the swappable part, set with gin:
 
     make_batch_env.gym_wrappers = [@my_project.MyWrapper]
@@ -12,6 +13,7 @@ import gin
 import gymnasium as gym
 
 from rlkit.data_generators.atari import AtariBatchEnv, atari_games, is_atari_game
+from rlkit.data_generators import minatar
 from rlkit.data_generators.gym_env import GymBatchEnv, gym_atari_batch_env, gymnasium_ids
 from rlkit.errors import UserError, did_you_mean
 
@@ -22,20 +24,29 @@ for _wrapper in (gym.wrappers.TimeLimit, gym.wrappers.TransformReward, gym.wrapp
 
 
 def check_game(game):
-    """Refuses a name that is neither an Atari game nor a gymnasium id, naming close ones."""
+    """Refuses a name that is neither an Atari or MinAtar game nor a gymnasium id, naming close ones."""
     if is_atari_game(game) or game in gymnasium_ids():
         return
-    hint = did_you_mean(game, atari_games() + gymnasium_ids())
+    if minatar.is_minatar_game(game):
+        minatar.frame_shape(game)  # says how to install MinAtar where it is missing
+        return
+    hint = did_you_mean(game, atari_games() + minatar.minatar_games() + gymnasium_ids())
     raise UserError(f"unknown game {game!r}{hint} (Atari games are snake_case, e.g. pong, "
-                    "ms_pacman; other envs take their gymnasium id, e.g. CartPole-v1)")
+                    "ms_pacman; MinAtar's are minatar/breakout and the like; other envs take their gymnasium "
+                    "id, e.g. CartPole-v1)")
+
+
+def is_image_game(game):
+    """Whether `game` gives image frames [H, W, C] (Atari and MinAtar), which world models predict."""
+    return is_atari_game(game) or minatar.is_minatar_game(game)
 
 
 def check_image_game(game, needed_by):
     """Refuses a game without image frames where `needed_by` (a world model, say) works on them."""
     check_game(game)
-    if not is_atari_game(game):
+    if not is_image_game(game):
         raise UserError(f"game {game!r} gives no image frames, and {needed_by} predict frames: use an Atari "
-                        "game (pong, breakout, ...)")
+                        "game (pong, breakout, ...) or a MinAtar one (minatar/breakout, ...)")
 
 
 def atari_settings(hparams):
@@ -47,8 +58,16 @@ def atari_settings(hparams):
 
 
 def frame_shape(hparams):
-    """(height, width, channels) of the frames an Atari env of `hparams` gives."""
+    """(height, width, channels) of the frames the image game of `hparams` gives."""
+    if minatar.is_minatar_game(hparams.game):
+        return minatar.frame_shape(hparams.game)
     return (hparams.frame_height, hparams.frame_width, 1 if hparams.grayscale else 3)
+
+
+def pixel_values(hparams):
+    """How many values each channel of the game's frames takes: 256 on Atari, 2 (off, on) on
+    MinAtar. World models predict each channel value as one of this many classes."""
+    return minatar.PIXEL_VALUES if minatar.is_minatar_game(hparams.game) else 256
 
 
 def action_space_of(hparams):
@@ -65,4 +84,7 @@ def make_batch_env(hparams, num_envs, gym_wrappers=()):
         if gym_wrappers:
             return gym_atari_batch_env(hparams.game, num_envs, gym_wrappers, **atari_settings(hparams))
         return AtariBatchEnv(hparams.game, num_envs, **atari_settings(hparams))
+    if minatar.is_minatar_game(hparams.game):  # one frame per agent step: the cap counts steps
+        return minatar.MinAtarBatchEnv(hparams.game, num_envs, sticky_actions=hparams.sticky_actions,
+                                       max_episode_steps=hparams.max_episode_frames)
     return GymBatchEnv(hparams.game, num_envs, wrappers=gym_wrappers)

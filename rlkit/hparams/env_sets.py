@@ -52,6 +52,30 @@ def env_atari_sticky():
 
 
 @register_hparams
+def env_minatar():
+    """A MinAtar game (10x10 frames of on/off channels; `pip install -e ".[minatar]"`) with
+    MinAtar's own settings: sticky actions with p=0.1, no frame skip, no no-ops, no frame cap.
+    frame_height, frame_width and grayscale do not apply: the game sets the frames."""
+    hparams = env_atari()
+    hparams.game = "minatar/breakout"
+    hparams.frame_skip = 1
+    hparams.max_num_noops = 0
+    hparams.sticky_actions = True
+    return hparams
+
+
+def add_minatar_eval_hparams(hparams):
+    """The evaluation every MinAtar result uses: 32 episodes at sampling temperatures 0 and 1, no
+    no-ops, each up to 2,500 steps (a whole Freeway game; longer episodes of the other games are cut)."""
+    add_eval_hparams(hparams)
+    hparams.eval_sampling_temps = [0.0, 1.0]
+    hparams.eval_max_num_noops = 0
+    hparams.eval_batch_size = 32
+    hparams.eval_step_limit = 2500
+    return hparams
+
+
+@register_hparams
 def env_cartpole():
     """CartPole-v1 through the same batched interface, for small experiments and tests."""
     hparams = env_atari()

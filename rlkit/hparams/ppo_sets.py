@@ -56,3 +56,13 @@ def ppo_cartpole_params():
     hparams.rollout_length = 32
     hparams.num_minibatches = 1
     return hparams
+
+
+@register_hparams
+def ppo_minatar_params():
+    """PPO on MinAtar with its paper's network (one 3x3 conv of 16, dense 128); CleanRL's Atari
+    values (4 epochs of 4 minibatches over 128-step rollouts, clip 0.1, linear decay)."""
+    hparams = ppo_atari_nature_params()
+    hparams.policy_network = "minatar_cnn"
+    hparams.value_coef = 0.5
+    return hparams

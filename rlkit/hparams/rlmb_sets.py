@@ -5,12 +5,13 @@ learner's set (`hparams.ppo`, named by `base_algo`) and the loop's own schedule.
 values with dotted names: `--hparams=world_model.hidden_size=64,ppo.learning_rate=3e-4`.
 """
 
-from rlkit.hparams.env_sets import add_eval_hparams, env_atari
+from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_minatar
 from rlkit.hparams.ppo_sets import ppo_original_params
 from rlkit.hparams.registry import register_hparams
 from rlkit.hparams.world_model_sets import (next_frame_basic_stochastic_discrete,
                                             next_frame_basic_stochastic_discrete_long,
-                                            next_frame_basic_stochastic_discrete_tiny, next_frame_pixel_noise)
+                                            next_frame_basic_stochastic_discrete_tiny, next_frame_minatar,
+                                            next_frame_pixel_noise)
 
 
 @register_hparams
@@ -131,4 +132,41 @@ def rlmb_tiny():
     hparams.eval_step_limit = 50
     hparams.reward_accuracy_lengths = [4, 12]
     hparams.reward_accuracy_rollouts = 4
+    return hparams
+
+
+@register_hparams
+def rlmb_minatar():
+    """SimPLe's loop on a MinAtar game at 100K real agent steps (15 epochs of 6,400 and the first
+    collection), sized to about an hour per game on 2 CPU cores: the small world model
+    next_frame_minatar, MinAtar's policy network, fewer PPO iterations inside the model than
+    SimPLe's 1,000 per epoch (and so PPO's default learning rate, not SimPLe's 1e-4).
+    `--loop_hparams=game=minatar/freeway`. docs/results.md compares it with PPO (rlmf_minatar)."""
+    hparams = rlmb_base_stochastic_discrete()
+    for name, value in env_minatar().values().items():
+        setattr(hparams, name, value)
+    hparams.world_model = next_frame_minatar()
+    hparams.ppo.policy_network = "minatar_cnn"
+    hparams.ppo.learning_rate = 2.5e-4
+    hparams.simulated_ppo_iterations = 250
+    hparams.checkpoint_every_iterations = 50
+    add_minatar_eval_hparams(hparams)
+    return hparams
+
+
+@register_hparams
+def rlmb_minatar_tiny():
+    """The MinAtar loop in a minute or two of CPU: for tests."""
+    hparams = rlmb_minatar()
+    tiny = rlmb_tiny()
+    for name in ("epochs", "num_real_env_steps", "initial_collection", "collection", "real_num_envs",
+                 "real_rollout_length", "shard_steps", "longer_training_epochs", "longer_training_factor",
+                 "simulated_num_envs", "simulated_ppo_iterations", "checkpoint_every_iterations",
+                 "eval_sampling_temps", "eval_batch_size", "eval_step_limit", "reward_accuracy_lengths",
+                 "reward_accuracy_rollouts"):
+        setattr(hparams, name, getattr(tiny, name))
+    hparams.ppo.rollout_length = tiny.ppo.rollout_length
+    hparams.world_model = next_frame_basic_stochastic_discrete_tiny()
+    for name in ("train_steps", "batch_size", "num_target_frames"):
+        setattr(hparams.world_model, name, getattr(tiny.world_model, name))
     return hparams

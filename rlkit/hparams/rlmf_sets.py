@@ -4,8 +4,9 @@
 (`hparams.ppo`), overridden with dotted names: `--hparams=ppo.learning_rate=1e-4`.
 """
 
-from rlkit.hparams.env_sets import add_eval_hparams, env_atari
-from rlkit.hparams.ppo_sets import ppo_atari_nature_params, ppo_cartpole_params, ppo_original_params
+from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_minatar
+from rlkit.hparams.ppo_sets import (ppo_atari_nature_params, ppo_cartpole_params, ppo_minatar_params,
+                                    ppo_original_params)
 from rlkit.hparams.registry import register_hparams
 
 
@@ -76,4 +77,34 @@ def rlmf_cartpole():
     hparams.eval_every_iterations = 50
     hparams.eval_max_num_noops = 0  # no-ops are an Atari setting
     hparams.eval_step_limit = 500
+    return hparams
+
+
+@register_hparams
+def rlmf_minatar():
+    """PPO on a MinAtar game at SimPLe's budget, 100K real agent steps: the model-free baseline of
+    docs/results.md. `--hparams=game=minatar/freeway`; num_env_steps=1_000_000 for the long run."""
+    hparams = env_minatar()
+    hparams.add_hparam("base_algo", "ppo")
+    hparams.add_hparam("ppo", ppo_minatar_params())
+    hparams.add_hparam("num_envs", 16)
+    hparams.add_hparam("num_env_steps", 102_400)  # the real steps of rlmb_minatar
+    hparams.add_hparam("checkpoint_every_iterations", 10)
+    hparams.add_hparam("keep_checkpoints", 3)
+    hparams.add_hparam("eval_every_iterations", 10)  # every 20,480 steps, and at the end
+    add_minatar_eval_hparams(hparams)
+    return hparams
+
+
+@register_hparams
+def rlmf_minatar_tiny():
+    """A few PPO iterations on MinAtar Breakout: for tests."""
+    hparams = rlmf_minatar()
+    hparams.num_envs = 2
+    hparams.ppo.rollout_length = 16
+    hparams.num_env_steps = 4 * 2 * 16
+    hparams.checkpoint_every_iterations = 1
+    hparams.eval_every_iterations = 2
+    hparams.eval_batch_size = 2
+    hparams.eval_step_limit = 20
     return hparams

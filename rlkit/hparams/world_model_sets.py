@@ -131,3 +131,29 @@ def next_frame_basic_stochastic_discrete_tiny():
     hparams.latent_rnn_warmup_steps = 20
     hparams.scheduled_sampling_steps = 20
     return hparams
+
+
+@register_hparams
+def next_frame_minatar():
+    """The stochastic discrete model sized for MinAtar's 10x10 frames on a CPU: 2 compress steps
+    (10 -> 5 -> 3), hidden 64, 32 latent bits, 4 target frames at batch 16, its schedules
+    shortened to the ~20K steps rlmb_minatar trains it for."""
+    hparams = next_frame_basic_stochastic_discrete()
+    hparams.hidden_size = 64
+    hparams.num_compress_steps = 2
+    hparams.filter_double_steps = 1
+    hparams.dropout = 0.1
+    hparams.residual_dropout = 0.1
+    hparams.num_target_frames = 4
+    hparams.batch_size = 16
+    hparams.recurrent_state_size = 16
+    hparams.learning_rate_warmup_steps = 500
+    hparams.bottleneck_bits = 32
+    hparams.latent_discriminator_filters = 64
+    hparams.latent_predictor_state_size = 64
+    hparams.discretize_warmup_steps = 3000
+    hparams.latent_rnn_warmup_steps = 3000
+    hparams.scheduled_sampling_steps = 3000
+    hparams.train_steps = 1000
+    hparams.dream_length = 12
+    return hparams

@@ -1,7 +1,7 @@
 """SimPLe's deterministic video-prediction world model (`next_frame_basic_deterministic`).
 
 From the last `num_context_frames` frames and the action taken on the last of them, predict
-the next frame as a 256-way softmax per pixel and channel, and the reward as 3 classes
+the next frame as a softmax per pixel and channel over its values (256 on Atari, 2 on MinAtar), and the reward as 3 classes
 (-1, 0, +1). Architecture, as in tensor2tensor's NextFrameBasicDeterministic:
 
     inputs:  each context frame standardised (per image and channel), stacked along channels;
@@ -20,7 +20,7 @@ the next frame as a 256-way softmax per pixel and channel, and the reward as 3 c
              first replaces x, later ones are residual with layer norm)
     decoder: per step, dropout, action injected, 4x4 stride-2 transposed conv, cropped, added
              to the encoder's input at that resolution (U-Net skip), layer norm, timing signal
-    output:  pointwise Dense(channels x 256) -> per-pixel, per-channel logits
+    output:  pointwise Dense(channels x values) -> per-pixel, per-channel logits
     reward:  Dense(128, relu) over [mean of the middle's input, mean of the decoder's output],
              then Dense(3)
 
@@ -38,10 +38,9 @@ import tensorflow as tf
 from keras import layers
 
 from rlkit.models.registry import register_model
-from rlkit.models.world_model import LOSS_KEYS, most_likely, predict_after_context
+from rlkit.models.world_model import LOSS_KEYS, most_likely, pixel_classes, predict_after_context
 
 NUM_REWARD_CLASSES = 3  # rewards -1, 0, +1, shifted to classes 0, 1, 2
-NUM_PIXEL_VALUES = 256
 
 
 class ActionInjection(layers.Layer):
@@ -64,7 +63,8 @@ def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_re
     The pixel cross-entropy below `cutoff` counts as zero (relu(xent - cutoff)), so pixels the
     model already predicts well stop pulling on it, as in SimPLe.
     """
-    pixel_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(target_frame, tf.int32), pixel_logits)
+    target_classes = pixel_classes(target_frame, pixel_logits.shape[-1])
+    pixel_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(target_classes, pixel_logits)
     reward_class = tf.cast(target_reward, tf.int32) + 1
     reward_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(reward_class, reward_logits)
     predicted_pixels = tf.argmax(pixel_logits, axis=-1, output_type=tf.int32)
@@ -72,7 +72,7 @@ def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_re
     return {
         "pixel_loss": tf.reduce_mean(tf.nn.relu(pixel_xent - cutoff)),
         "reward_loss": tf.reduce_mean(reward_xent),
-        "pixel_accuracy": tf.reduce_mean(tf.cast(predicted_pixels == tf.cast(target_frame, tf.int32), tf.float32)),
+        "pixel_accuracy": tf.reduce_mean(tf.cast(predicted_pixels == target_classes, tf.float32)),
         "reward_accuracy": tf.reduce_mean(tf.cast(predicted_rewards == reward_class, tf.float32)),
     }
 
@@ -140,11 +140,12 @@ def pixel_noise(frames, probability, seed_generator):
 class NextFrameBasicDeterministic(keras.Model):
     """The deterministic next-frame and reward predictor."""
 
-    def __init__(self, hparams, frame_shape, num_actions, seed=0, **kwargs):
+    def __init__(self, hparams, frame_shape, num_actions, pixel_values=256, seed=0, **kwargs):
         super().__init__(**kwargs)
         self.hparams = hparams
         self.frame_shape = tuple(frame_shape)  # (H, W, C) of the env's frames
         self.num_actions = num_actions
+        self.pixel_values = pixel_values  # classes per channel value: 256 on Atari, 2 on MinAtar
         # Non-zero biases keep uniform (all-background) inputs from embedding to zero.
         self.embed = layers.Dense(hparams.hidden_size, bias_initializer=keras.initializers.RandomNormal(stddev=0.01))
         self.encoder, channels = [], [hparams.hidden_size]
@@ -169,7 +170,7 @@ class NextFrameBasicDeterministic(keras.Model):
                                  layers.Conv2DTranspose(channels[step], 4, strides=2, padding="same",
                                                         activation="relu"),
                                  layers.LayerNormalization()))
-        self.pixel_head = layers.Dense(self.frame_shape[-1] * NUM_PIXEL_VALUES)
+        self.pixel_head = layers.Dense(self.frame_shape[-1] * pixel_values)
         self.state_size = hparams.recurrent_state_size
         if hparams.single_frame and not self.state_size:
             raise ValueError("single_frame=True needs recurrent_state_size > 0: the state is the model's only memory")
@@ -192,7 +193,7 @@ class NextFrameBasicDeterministic(keras.Model):
     def call(self, context_frames, actions, state=None, inject_latent=None, training=False):
         """context_frames [B, k, H, W, C] uint8, actions [B], the recurrent state (None: the
         initial one) and, for the stochastic model, `inject_latent(bottleneck) -> bottleneck`
-        -> (pixel logits [B, H, W, C, 256], reward logits [B, 3], the next recurrent state).
+        -> (pixel logits [B, H, W, C, pixel_values], reward logits [B, 3], the next recurrent state).
         The single-frame model reads only the last context frame."""
         hparams = self.hparams
         assert context_frames.shape[1] == hparams.num_context_frames, context_frames.shape
@@ -231,7 +232,7 @@ class NextFrameBasicDeterministic(keras.Model):
             x = add_timing_signal(norm(x + skip))
         reward_features = tf.concat([middle_mean, tf.reduce_mean(x, axis=[1, 2])], axis=-1)
         reward_logits = self.reward_head(self.reward_hidden(reward_features))
-        logits = tf.reshape(self.pixel_head(x), (batch, height, width, self.frame_shape[-1], NUM_PIXEL_VALUES))
+        logits = tf.reshape(self.pixel_head(x), (batch, height, width, self.frame_shape[-1], self.pixel_values))
         return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), state
 
     def warm_up(self, frames, actions, latent_for=None, training=False):
@@ -253,8 +254,8 @@ class NextFrameBasicDeterministic(keras.Model):
             window = tf.concat([tf.repeat(frames[:, :1], context - 1 - i, axis=1), frames[:, :i + 1]], axis=1)
             inject = latent_for(window, frames[:, i + 1], actions[:, i]) if latent_for else None
             pixel_logits, _, state = self(window, actions[:, i], state, inject_latent=inject, training=training)
-            pixel_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(frames[:, i + 1], tf.int32),
-                                                                        pixel_logits)
+            pixel_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                pixel_classes(frames[:, i + 1], self.pixel_values), pixel_logits)
             losses.append(tf.reduce_mean(tf.nn.relu(pixel_xent - hparams.pixel_loss_cutoff)))
         return state, tf.add_n(losses) / len(losses)
 
@@ -301,6 +302,7 @@ class NextFrameBasicDeterministic(keras.Model):
 
 
 @register_model
-def next_frame_basic_deterministic(hparams, frame_shape, num_actions):
+def next_frame_basic_deterministic(hparams, frame_shape, num_actions, pixel_values=256):
     # The input-noise seed comes from numpy, which keras.utils.set_random_seed seeds with the run's seed.
-    return NextFrameBasicDeterministic(hparams, frame_shape, num_actions, seed=int(np.random.randint(2**31 - 1)))
+    return NextFrameBasicDeterministic(hparams, frame_shape, num_actions, pixel_values,
+                                       seed=int(np.random.randint(2**31 - 1)))

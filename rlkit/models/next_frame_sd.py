@@ -34,7 +34,7 @@ from keras import layers
 from rlkit.models.next_frame import (ActionInjection, NextFrameBasicDeterministic, add_timing_signal,
                                      pixel_and_reward_losses, stack_frames)
 from rlkit.models.registry import register_model
-from rlkit.models.world_model import LOSS_KEYS, append_frame, most_likely, predict_after_context
+from rlkit.models.world_model import LOSS_KEYS, append_frame, likeliest_frames, most_likely, predict_after_context
 
 BITS_PER_GROUP = 8  # the prior predicts the bits a byte at a time
 MIN_SHARE = 0.01    # tensor2tensor's schedules start at 1%, not 0
@@ -89,12 +89,12 @@ class MeanWithAttention(layers.Layer):
 
 
 class NextFrameStochasticDiscrete(keras.Model):
-    def __init__(self, hparams, frame_shape, num_actions, seed, **kwargs):
+    def __init__(self, hparams, frame_shape, num_actions, pixel_values, seed, **kwargs):
         super().__init__(**kwargs)
         self.hparams = hparams
         self.frame_shape = tuple(frame_shape)
         self.num_actions = num_actions
-        self.frame_model = NextFrameBasicDeterministic(hparams, frame_shape, num_actions, seed=seed)
+        self.frame_model = NextFrameBasicDeterministic(hparams, frame_shape, num_actions, pixel_values, seed=seed)
         bits, filters = hparams.bottleneck_bits, hparams.latent_discriminator_filters
         self.num_groups = bits // BITS_PER_GROUP
         # Posterior (inference network).
@@ -232,7 +232,7 @@ class NextFrameStochasticDiscrete(keras.Model):
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
                                                      rewards[:, target - 1], hparams.pixel_loss_cutoff))
             # Scheduled sampling: the next context holds the model's own frame for some examples.
-            predicted = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
+            predicted = likeliest_frames(pixel_logits)
             own = self.rng.uniform([batch, 1, 1, 1]) < sampling if training else tf.ones([batch, 1, 1, 1], bool)
             history = append_frame(history, tf.where(own, predicted, frames[:, target]))
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
@@ -275,6 +275,7 @@ class NextFrameStochasticDiscrete(keras.Model):
 
 
 @register_model
-def next_frame_basic_stochastic_discrete(hparams, frame_shape, num_actions):
+def next_frame_basic_stochastic_discrete(hparams, frame_shape, num_actions, pixel_values=256):
     # The sampling seed comes from numpy, which keras.utils.set_random_seed seeds with the run's seed.
-    return NextFrameStochasticDiscrete(hparams, frame_shape, num_actions, seed=int(np.random.randint(2**31 - 1)))
+    return NextFrameStochasticDiscrete(hparams, frame_shape, num_actions, pixel_values,
+                                       seed=int(np.random.randint(2**31 - 1)))

@@ -94,6 +94,18 @@ def nature_cnn(observation_shape, observation_dtype, action_space, hparams):
 
 
 @register_model
+def minatar_cnn(observation_shape, observation_dtype, action_space, hparams):
+    """MinAtar's network (Young & Tian 2019) on 10x10 frames: one 3x3 conv of 16, dense 128."""
+    inputs = keras.Input(observation_shape, dtype=observation_dtype)
+    x = StackedFramesToChannels()(inputs)
+    x = _conv(16, 3, 1)(x)
+    x = layers.Flatten()(x)
+    x = layers.Dropout(hparams.dropout)(x)
+    x = _dense(128, _HIDDEN_GAIN, "relu")(x)
+    return _actor_critic(inputs, x, action_space, "minatar_cnn")
+
+
+@register_model
 def mlp(observation_shape, observation_dtype, action_space, hparams):
     """Tanh MLP over the flattened stack of vector observations (`mlp_hidden_sizes`)."""
     inputs = keras.Input(observation_shape, dtype=observation_dtype)

@@ -1,8 +1,11 @@
 """What every world model offers, and `imagine`: rollouts fed on the model's own predictions.
 
 A world model is a registered `keras.Model` built as `get_model(hparams.model)(hparams,
-frame_shape, num_actions)`: its hparams (a world-model set), and the (H, W, C) frames and the
-number of actions of the env it models, which come from the env, never from the set. It has
+frame_shape, num_actions, pixel_values)`: its hparams (a world-model set), and the (H, W, C)
+frames, the number of actions and the number of values a channel takes (256 on Atari, 2 on
+MinAtar: `make_env.pixel_values`) of the env it models, which come from the env, never from the
+set. Frames are uint8 either way; a model predicts each channel value as one of `pixel_values`
+classes (`pixel_classes`, `likeliest_frames`). It has
 
     start_state(history, history_actions, temperature) -> state
         the recurrent state to step on from history [B, k, H, W, C] uint8, whose first k-1
@@ -32,10 +35,22 @@ def append_frame(history, frame):
     return tf.concat([history[:, 1:], tf.cast(frame, history.dtype)[:, None]], axis=1)
 
 
+def pixel_classes(frames, num_classes):
+    """uint8 frames -> each channel value's class: the value itself with 256 classes; with 2, 0
+    and 255 (MinAtar's off and on) -> 0 and 1."""
+    return tf.cast(frames, tf.int32) * (num_classes - 1) // 255
+
+
+def likeliest_frames(pixel_logits):
+    """Pixel logits [..., classes] -> the likeliest frames, uint8 values (inverse of `pixel_classes`)."""
+    num_classes = pixel_logits.shape[-1]
+    classes = tf.argmax(pixel_logits, axis=-1, output_type=tf.int32)
+    return tf.cast(classes * 255 // (num_classes - 1), tf.uint8)
+
+
 def most_likely(pixel_logits, reward_logits):
     """The likeliest frames [B, H, W, C] uint8 and rewards [B] in {-1, 0, 1}."""
-    frames = tf.cast(tf.argmax(pixel_logits, axis=-1), tf.uint8)
-    return frames, tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
+    return likeliest_frames(pixel_logits), tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
 
 
 def predict_after_context(model, features):

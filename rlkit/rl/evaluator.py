@@ -24,7 +24,7 @@ from absl import flags, logging
 from rlkit import cli, gcs
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.experience import random_policy
-from rlkit.data_generators.make_env import action_space_of, frame_shape
+from rlkit.data_generators.make_env import action_space_of, frame_shape, pixel_values
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams.env_sets import add_eval_hparams
@@ -63,7 +63,8 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
         agents = [(label, load_policy(path, observation_shape, action_space)) for label, path in find_policies(policy_dir, all_epochs)]
     model = store = None
     if mode in ("agent_simulated", "model"):
-        model = load_world_model(hparams.world_model, wm_dir, frame_shape(hparams), int(action_space.n))
+        model = load_world_model(hparams.world_model, wm_dir, frame_shape(hparams), int(action_space.n),
+                                 pixel_values(hparams))
         store = FrameStore(data_dir)
         if not store.episodes:
             raise UserError(f"no readable episodes in --data_dir={data_dir!r}")

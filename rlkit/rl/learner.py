@@ -17,8 +17,7 @@ registered by the name a set's `base_algo` holds, which is also the name of thei
 import gymnasium as gym
 import numpy as np
 
-from rlkit.data_generators.atari import is_atari_game
-from rlkit.data_generators.make_env import frame_shape
+from rlkit.data_generators.make_env import frame_shape, is_image_game
 from rlkit.errors import UserError
 from rlkit.models.registry import get_model
 from rlkit.registry import Registry
@@ -40,14 +39,15 @@ def check_learner(hparams):
     _check_names(hparams)
     learner_hparams = hparams.get(hparams.base_algo)
     build_network = get_model(learner_hparams.policy_network)
-    if is_atari_game(hparams.game):  # frames too small for the network's strides fail here, not mid-run
+    if is_image_game(hparams.game):  # frames too small for the network's strides fail here, not mid-run
         observation_shape = (hparams.frame_stack_size,) + frame_shape(hparams)
         try:
             build_network(observation_shape, np.uint8, gym.spaces.Discrete(2), learner_hparams)
         except ValueError:
-            raise UserError(f"frames of {hparams.frame_height}x{hparams.frame_width} are too small for "
-                            f"policy_network={learner_hparams.policy_network!r}: use larger frame_height and "
-                            "frame_width, or another network") from None
+            height, width, _ = observation_shape[1:]
+            raise UserError(f"frames of {height}x{width} are too small for policy_network="
+                            f"{learner_hparams.policy_network!r}: use larger frame_height and frame_width, or "
+                            "another network (minatar_cnn for MinAtar's 10x10)") from None
 
 
 def build_learner(hparams, observation_space, action_space, seed):

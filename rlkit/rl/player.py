@@ -30,7 +30,8 @@ from rlkit import cli, gcs
 from rlkit.display import open_window
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.batch_env import FrameStack
-from rlkit.data_generators.make_env import action_space_of, check_image_game, frame_shape, make_batch_env
+from rlkit.data_generators.make_env import (action_space_of, check_image_game, frame_shape, make_batch_env,
+                                            pixel_values)
 from rlkit.errors import UserError
 from rlkit.models.world_model import imagine
 from rlkit.rl.policy_export import find_policies, load_policy
@@ -172,10 +173,7 @@ class Player:
         timing = "waiting for a key" if self.waiting else "real time"
         status = text_strip([f"{self.mode} | {timing} | {control}", KEYS_HELP], top.shape[1], self.zoom,
                             scale=0.25)
-        canvas = np.concatenate([top, status], axis=0)
-        if canvas.shape[-1] == 1:
-            canvas = np.repeat(canvas, 3, axis=-1)
-        return canvas
+        return np.concatenate([top, status], axis=0)
 
 
 def play(player, fps, max_frames=None):
@@ -271,7 +269,7 @@ def main(argv):
         check_image_game(hparams.game, "world models")
         action_space, _ = action_space_of(hparams)
         model = load_world_model(hparams.world_model, gcs.local_input(FLAGS.wm_dir), frame_shape(hparams),
-                                 int(action_space.n))
+                                 int(action_space.n), pixel_values(hparams))
     if FLAGS.mode == "simulated":
         if not FLAGS.episodes_data_dir:
             raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")
@@ -289,7 +287,7 @@ def main(argv):
         play(player, FLAGS.fps)
     if FLAGS.video_dir and player.recorded:
         with gcs.local_output(FLAGS.video_dir) as video_dir:
-            path = os.path.join(video_dir, f"player_{hparams.game}_{FLAGS.mode}.mp4")
+            path = os.path.join(video_dir, f"player_{hparams.game.replace('/', '_')}_{FLAGS.mode}.mp4")
             write_mp4(path, player.recorded, fps=FLAGS.fps)
         logging.info("Wrote %s (%d frames)", path, len(player.recorded))
 

@@ -42,7 +42,7 @@ from rlkit.data_generators import storage
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.experience import collect_experience
 from rlkit.data_generators.frame_store import FrameStore
-from rlkit.data_generators.make_env import check_image_game, frame_shape, make_batch_env
+from rlkit.data_generators.make_env import check_image_game, frame_shape, make_batch_env, pixel_values
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.models.registry import get_model
@@ -221,7 +221,7 @@ def train(hparams, output_dir, seed):
     trainer = PolicyTrainer(hparams, real_env, policy_dir, seed)
     # One Estimator for all epochs: its compiled train step is traced once.
     estimator = world_model_estimator(hparams.world_model, world_model_dir, frame_shape(hparams),
-                                      int(real_env.action_space.n))
+                                      int(real_env.action_space.n), pixel_values(hparams))
     cli.write_operative_config(output_dir)
 
     loop = Progress(hparams.epochs, 0, unit="epochs")

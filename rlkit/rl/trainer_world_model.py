@@ -17,7 +17,7 @@ from absl import flags, logging
 from rlkit import cli, gcs
 from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
-from rlkit.data_generators.make_env import action_space_of
+from rlkit.data_generators.make_env import action_space_of, pixel_values
 from rlkit.errors import UserError
 from rlkit.models.registry import get_model
 from rlkit.rl.world_model_training import evaluate_world_model, train_world_model, world_model_estimator
@@ -25,15 +25,15 @@ from rlkit.rl.world_model_training import evaluate_world_model, train_world_mode
 ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
 
 
-def num_actions_of(data_dir):
-    """The actions of the game that the run which collected `data_dir` names in its
-    hparams.json (ALE's full set when the data has no run next to it)."""
+def actions_and_pixel_values_of(data_dir):
+    """(actions, values per channel) of the game that the run which collected `data_dir` names
+    in its hparams.json (ALE's full action set and 256 values when the data has no run next to it)."""
     run = cli.find_saved_hparams(data_dir)
     if run is None or "game" not in run:
         logging.info("No run hparams next to %s: the world model takes ALE's %d actions", data_dir,
                      ALE_FULL_ACTION_SET)
-        return ALE_FULL_ACTION_SET
-    return int(action_space_of(run)[0].n)
+        return ALE_FULL_ACTION_SET, 256
+    return int(action_space_of(run)[0].n), pixel_values(run)
 
 
 def define_flags():
@@ -63,7 +63,7 @@ def main(argv):
     with cli.start_run(FLAGS, check=check) as (hparams, output_dir):
         store = FrameStore(data_dir)
         keras.utils.set_random_seed(FLAGS.seed)
-        estimator = world_model_estimator(hparams, output_dir, store.frame_shape, num_actions_of(data_dir))
+        estimator = world_model_estimator(hparams, output_dir, store.frame_shape, *actions_and_pixel_values_of(data_dir))
         cli.write_operative_config(output_dir)
         train_world_model(estimator, store, FLAGS.seed, hparams.train_steps)
         # A standalone model trains on all the data it is given: it is evaluated on the same.

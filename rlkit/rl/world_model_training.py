@@ -11,6 +11,7 @@ from absl import logging
 from rlkit.errors import UserError
 from rlkit.models.estimator import Estimator
 from rlkit.models.world_model import imagine
+from rlkit.video import display_frame
 
 
 def window_input_fn(store, hparams, seed, data_epochs=None):
@@ -36,7 +37,7 @@ def dream_image(model, window, hparams):
                              history_actions=window["actions"][None, :context - 1])
     real = window["frames"][context:]
     difference = np.abs(dream[0].astype(np.int16) - real.astype(np.int16)).astype(np.uint8)
-    return np.concatenate(np.concatenate([dream[0], real, difference], axis=2), axis=0)
+    return np.concatenate(np.concatenate([display_frame(f) for f in (dream[0], real, difference)], axis=2), axis=0)
 
 
 def dream_window(store, hparams, data_epochs=None):
@@ -49,10 +50,10 @@ def dream_window(store, hparams, data_epochs=None):
     return store.window(longest, 0, length)
 
 
-def world_model_estimator(hparams, output_dir, frame_shape, num_actions):
-    """The Estimator of a world model set for an env of (H, W, C) frames and `num_actions`
-    actions, checkpointing into `output_dir`."""
-    return Estimator(hparams.model, hparams, output_dir, model_args=(frame_shape, num_actions),
+def world_model_estimator(hparams, output_dir, frame_shape, num_actions, pixel_values):
+    """The Estimator of a world model set for an env of (H, W, C) frames whose channels take
+    `pixel_values` values and `num_actions` actions, checkpointing into `output_dir`."""
+    return Estimator(hparams.model, hparams, output_dir, model_args=(frame_shape, num_actions, pixel_values),
                      save_checkpoints_steps=hparams.save_checkpoints_steps,
                      save_summary_steps=hparams.save_summary_steps,
                      keep_checkpoints=hparams.keep_checkpoints, mixed_precision=hparams.mixed_precision)
@@ -86,9 +87,9 @@ def evaluate_world_model(estimator, store, seed, data_epochs, description, batch
     return results
 
 
-def load_world_model(hparams, model_dir, frame_shape, num_actions):
+def load_world_model(hparams, model_dir, frame_shape, num_actions, pixel_values):
     """The world model trained in `model_dir` (its newest checkpoint), ready for `imagine`."""
-    estimator = Estimator(hparams.model, hparams, model_dir, model_args=(frame_shape, num_actions),
+    estimator = Estimator(hparams.model, hparams, model_dir, model_args=(frame_shape, num_actions, pixel_values),
                           mixed_precision=hparams.mixed_precision)
     length = hparams.num_context_frames + hparams.num_target_frames
     example = dict(frames=tf.zeros((1, length) + tuple(frame_shape), tf.uint8),

@@ -1,0 +1,160 @@
+"""MinAtar games through rlkit: the batch interface, two-valued world models, colour frames, and
+the SimPLe loop end to end on `rlmb_minatar_tiny` with what a user then does with its run."""
+
+import json
+import os
+import subprocess
+import sys
+
+import cv2
+import imageio.v2 as imageio
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import assert_one_line_error, run_module
+from rlkit.data_generators import storage
+from rlkit.data_generators.make_env import check_game, frame_shape, make_batch_env, pixel_values
+from rlkit.errors import UserError
+from rlkit.hparams import create_hparams
+from rlkit.models.world_model import imagine, likeliest_frames, pixel_classes
+from rlkit.rl.world_model_training import load_world_model
+from rlkit.video import CHANNEL_COLOURS, display_frame, to_rgb
+
+LOOP = "rlkit.rl.trainer_model_based"
+
+
+def random_steps(game, num_envs=4, steps=300, seed=0, **overrides):
+    hparams = create_hparams("rlmf_minatar", ",".join([f"game={game}"] + [f"{k}={v}" for k, v in overrides.items()]))
+    rng = np.random.default_rng(seed)
+    with make_batch_env(hparams, num_envs) as env:
+        observations, steps_taken = [env.reset(seed=seed)], []
+        for _ in range(steps):
+            step = env.step(rng.integers(env.action_space.n, size=num_envs))
+            observations.append(step.observation)
+            steps_taken.append(step)
+        return env, np.stack(observations), steps_taken
+
+
+def test_minatar_games_run_through_the_batch_interface():
+    env, observations, steps = random_steps("minatar/breakout")
+    assert env.observation_shape == (10, 10, 4) and env.action_space.n == 3
+    assert env.action_meanings == ["NOOP", "LEFT", "RIGHT"]
+    assert observations.dtype == np.uint8 and set(np.unique(observations)) == {0, 255}
+    done = np.stack([s.done for s in steps])
+    assert done.any()  # random Breakout loses the ball within 300 steps
+    returns = np.concatenate([s.episode_return[s.done] for s in steps])
+    lengths = np.concatenate([s.episode_length[s.done] for s in steps])
+    assert returns.min() >= 0 and returns.sum() > 0 and lengths.min() > 0
+    # A done env starts its next game in the same step: the bricks are back.
+    t, i = np.argwhere(done)[0]
+    assert observations[t + 1, i, 1:4, :, 3].all()
+
+    # Seeded: the same seed gives the same games, another seed others.
+    np.testing.assert_array_equal(observations, random_steps("minatar/breakout")[1])
+    assert not np.array_equal(observations, random_steps("minatar/breakout", seed=1)[1])
+
+
+@pytest.mark.parametrize("name, shape, actions", [
+    ("MinAtar/Breakout-v1", (10, 10, 4), 3),  # the gymnasium id names the same game
+    ("MinAtar/Breakout-v0", (10, 10, 4), 6),  # v0: MinAtar's full action set
+    ("minatar/seaquest", (10, 10, 10), 6),
+    ("minatar/freeway", (10, 10, 7), 3),
+])
+def test_every_name_of_a_minatar_game_works(name, shape, actions):
+    env, observations, _ = random_steps(name, steps=5)
+    assert observations.shape[2:] == shape == env.observation_shape and env.action_space.n == actions
+    hparams = create_hparams("rlmb_minatar", f"game={name}")
+    assert frame_shape(hparams) == shape and pixel_values(hparams) == 2
+
+
+def test_the_episode_cap_truncates_and_counts_steps():
+    _, _, steps = random_steps("minatar/freeway", num_envs=2, steps=30, max_episode_frames=25)
+    truncated = np.stack([s.truncated for s in steps])
+    assert truncated[24].all() and not truncated[:24].any() and not np.stack([s.terminated for s in steps]).any()
+    assert steps[24].episode_length.tolist() == [25, 25]
+
+
+def test_a_misspelt_minatar_game_names_the_right_one():
+    with pytest.raises(UserError, match="unknown game 'minatar/breakot'.*minatar/breakout"):
+        check_game("minatar/breakot")
+
+
+def test_world_model_classes_follow_the_frame_values():
+    frames = tf.constant([0, 1, 128, 254, 255], tf.uint8)
+    np.testing.assert_array_equal(pixel_classes(frames, 256), [0, 1, 128, 254, 255])
+    np.testing.assert_array_equal(pixel_classes(tf.constant([0, 255], tf.uint8), 2), [0, 1])
+    two_class_logits = tf.constant([[2.0, -1.0], [-1.0, 3.0]])
+    np.testing.assert_array_equal(likeliest_frames(two_class_logits), [0, 255])
+    np.testing.assert_array_equal(likeliest_frames(tf.one_hot([7, 200], 256)), [7, 200])
+
+
+def test_channels_are_drawn_in_colour():
+    frame = np.zeros((10, 10, 4), np.uint8)
+    frame[0, 0, 0] = frame[5, 5, 3] = 255
+    frame[2, 2, [1, 2]] = 255  # two objects on one cell: the higher channel is drawn
+    rgb = to_rgb(frame)
+    assert rgb.shape == (10, 10, 3)
+    np.testing.assert_array_equal(rgb[0, 0], CHANNEL_COLOURS[0])
+    np.testing.assert_array_equal(rgb[5, 5], CHANNEL_COLOURS[3])
+    np.testing.assert_array_equal(rgb[2, 2], CHANNEL_COLOURS[2])
+    assert rgb.sum() == CHANNEL_COLOURS[[0, 2, 3]].sum()  # black elsewhere
+    assert display_frame(frame).shape == (80, 80, 3)  # enlarged to be seen
+    gray = np.full((105, 80, 1), 7, np.uint8)
+    assert display_frame(gray).shape == (105, 80, 3) and (display_frame(gray) == 7).all()
+
+
+@pytest.fixture(scope="module")
+def minatar_run(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("minatar") / "run")
+    result = run_module(LOOP, "--loop_hparams_set=rlmb_minatar_tiny", f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+def test_rlmb_minatar_tiny_end_to_end(minatar_run):
+    hparams = create_hparams("rlmb_minatar_tiny")
+    shards = storage.list_shards(os.path.join(minatar_run, "data"))
+    assert len(shards) == 6 and all(storage.load_shard(p)["frames"].shape[2:] == (10, 10, 4) for p in shards)
+    # The world model predicts each channel as one of 2 classes, and its frames are 0 or 255.
+    model = load_world_model(hparams.world_model, os.path.join(minatar_run, "world_model"), (10, 10, 4), 3, 2)
+    assert model.frame_model.pixel_head.kernel.shape[-1] == 4 * 2
+    history = storage.load_shard(shards[-1])["frames"][:1, :4]
+    frames, _, _, _ = imagine(model, history, np.zeros((1, 3), np.int32))
+    assert frames.shape == (1, 3, 10, 10, 4) and set(np.unique(frames)) <= {0, 255}
+    with open(os.path.join(minatar_run, "eval_metrics", f"epoch_{hparams.epochs - 1}.json")) as f:
+        summary = json.load(f)
+    assert set(summary["policy"]) == {"sampling_temp_0.0_max_noops_0", "sampling_temp_1.0_max_noops_0"}
+    assert 0.0 <= summary["world_model"]["pixel_accuracy"] <= 1.0
+
+
+def test_a_minatar_run_exports_colour_pngs_and_plays_and_records(minatar_run, tmp_path):
+    result = run_module("rlkit.data_generators.inspect", os.path.join(minatar_run, "data"),
+                        f"--export_png={tmp_path / 'png'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    image = cv2.imread(str(tmp_path / "png" / "episode_0" / "frame_00000.png"))
+    assert image.shape == (80, 80, 3) and len(np.unique(image.reshape(-1, 3), axis=0)) >= 3  # black and colours
+
+    result = run_module("rlkit.rl.player", f"--wm_dir={minatar_run}/world_model", "--dry_run",
+                        f"--video_dir={tmp_path / 'player'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    frames = imageio.mimread(str(tmp_path / "player" / "player_minatar_breakout_sim_and_real.mp4"))
+    assert len(frames) == 8 and frames[0].shape[1] >= 3 * 80
+
+    result = run_module("rlkit.rl.evaluator", f"--policy_dir={minatar_run}/policy", "--hparams=eval_step_limit=10",
+                        f"--eval_metrics_dir={tmp_path / 'eval'}", f"--debug_video_path={tmp_path / 'videos'}",
+                        "--num_debug_videos=1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(os.listdir(tmp_path / "videos")) == 2  # one per sampling temperature
+
+
+def test_a_game_needing_minatar_says_how_to_install_it(tmp_path):
+    """Without the package, one line names the extra to install (run with minatar hidden)."""
+    hidden = tmp_path / "hide"
+    hidden.mkdir()
+    (hidden / "minatar.py").write_text("raise ImportError('hidden by the test')\n")
+    env = {**os.environ, "PYTHONPATH": f"{hidden}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    result = subprocess.run([sys.executable, "-m", "rlkit.rl.trainer_model_free", "--hparams_set=rlmf_minatar_tiny",
+                             f"--output_dir={tmp_path / 'run'}"], capture_output=True, text=True, env=env, timeout=120)
+    assert_one_line_error(result, "need the minatar package", 'pip install -e ".[minatar]"')
+    assert not (tmp_path / "run").exists()
