@@ -85,3 +85,17 @@ def test_log_dirs_and_the_figure_on_gcs(bucket, tmp_path):
     # Only the event files were fetched.
     cached = [name for _, _, names in os.walk(tmp_path / "cache") for name in names]
     assert not any(name == "checkpoint.bin" for name in cached) and any("tfevents" in name for name in cached)
+
+
+def test_a_one_point_baseline_is_a_horizontal_line_on_a_log_axis(tmp_path):
+    write_run(str(tmp_path / "simple_s0"), [12_800, 25_600, 102_400], [0.5, 1.0, 2.0])
+    write_run(str(tmp_path / "ppo_1m_s0"), [20_480, 1_003_520], [0.2, 9.0], subdir="eval")
+    write_run(str(tmp_path / "random_s0"), [0], [0.3])  # the evaluator's random agent
+    write_run(str(tmp_path / "random_s1"), [0], [0.5])
+    runs = plot.expand_runs([str(tmp_path / name) for name in ("simple_s0", "ppo_1m_s0", "random_s*")])
+    curves, _ = plot.curves(runs, TAG)
+    lines = plot.draw(curves, TAG, str(tmp_path / "figure.png"), xscale="log")
+    assert (tmp_path / "figure.png").read_bytes().startswith(PNG_SIGNATURE)
+    baseline = lines["random (2 runs)"]
+    assert np.allclose(baseline.get_ydata(), 0.4) and baseline.get_linestyle() == "--"
+    assert list(lines["ppo_1m (1 run)"].get_xdata()) == [20_480, 1_003_520]

@@ -7,8 +7,10 @@ Each comma-separated --logdir item is a run's output directory or a shell patter
 local or gs://. Runs whose names differ only in a seed suffix (`_s0`, `_seed1`, `-2`) are one
 curve: the mean over the runs, with a band from their minimum to their maximum. The x axis is the
 event step, which rlkit's evaluation events count in real env steps (the SimPLe loop's
-eval_metrics/, the model-free trainers' eval/). The tag is looked up in every event directory of
-a run; where several hold it, --subdir picks one (`world_model/train`, say).
+eval_metrics/, the model-free trainers' eval/); --xscale=log shows 100K and 1M runs together.
+A run with one point (the evaluator's random baseline, say) is drawn as a dashed horizontal line.
+The tag is looked up in every event directory of a run; where several hold it, --subdir picks
+one (`world_model/train`, say).
 """
 
 import glob
@@ -36,6 +38,7 @@ def define_flags():
     flags.DEFINE_string("subdir", None, "The event directory of each run that holds the tag, where several do.")
     flags.DEFINE_string("output", None, "The PNG to write (local or gs://).")
     flags.DEFINE_string("title", None, "The figure's title (default: the tag).")
+    flags.DEFINE_enum("xscale", "linear", ["linear", "log"], "The x axis's scale.")
 
 
 FLAGS = flags.FLAGS
@@ -136,21 +139,32 @@ def curves(runs, tag, subdir=None):
     for run, local_run in runs:
         event_dir, steps, values = run_series(run, local_run, tag, subdir)
         grouped.setdefault(curve_name(run), []).append((steps, values))
-        units.add(STEP_UNITS.get(event_dir, "step"))
-    return {name: (*aggregate(series), len(series)) for name, series in grouped.items()}, " / ".join(sorted(units))
+        if len(steps) > 1:  # a one-point baseline's step counts nothing
+            units.add(STEP_UNITS.get(event_dir, "step"))
+    return ({name: (*aggregate(series), len(series)) for name, series in grouped.items()},
+            " / ".join(sorted(units)) or "step")
 
 
-def draw(curves_by_name, tag, path, x_label="real env steps", title=None):
-    """Writes the curves as a PNG at `path` (local)."""
+def draw(curves_by_name, tag, path, x_label="real env steps", title=None, xscale="linear"):
+    """Writes the curves as a PNG at `path` (local), one-point curves as horizontal lines;
+    returns {label: the matplotlib line drawn}."""
     import matplotlib
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 4.5), dpi=120)
-    for name, (steps, mean, low, high, count) in curves_by_name.items():
-        line, = axes.plot(steps, mean, label=f"{name} ({count} run{'s' if count > 1 else ''})")
+    lines = {}
+    for i, (name, (steps, mean, low, high, count)) in enumerate(curves_by_name.items()):
+        label, colour = f"{name} ({count} run{'s' if count > 1 else ''})", f"C{i}"
+        if len(steps) == 1:  # a baseline: one evaluation
+            line = lines[label] = axes.axhline(mean[0], color=colour, linestyle="--", label=label)
+            if count > 1:
+                axes.axhspan(low[0], high[0], color=line.get_color(), alpha=0.1, linewidth=0)
+            continue
+        line = lines[label] = axes.plot(steps, mean, color=colour, label=label)[0]
         if count > 1:
             axes.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    axes.set_xscale(xscale)
     axes.set_xlabel(x_label)
     axes.set_ylabel(tag.split("/")[-1] if len(tag) > 40 else tag)
     axes.set_title(title or tag, fontsize=10)
@@ -160,6 +174,7 @@ def draw(curves_by_name, tag, path, x_label="real env steps", title=None):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     figure.savefig(path)
     plt.close(figure)
+    return lines
 
 
 def main(argv):
@@ -174,7 +189,7 @@ def main(argv):
                      high[-1], f"{steps[-1]:,}", x_label)
     output_dir, file_name = os.path.split(FLAGS.output)
     with gcs.local_output(output_dir or ".") as local_dir:
-        draw(drawn, FLAGS.tag, os.path.join(local_dir, file_name), x_label, FLAGS.title)
+        draw(drawn, FLAGS.tag, os.path.join(local_dir, file_name), x_label, FLAGS.title, FLAGS.xscale)
     logging.info("Wrote %s", FLAGS.output)
 
 

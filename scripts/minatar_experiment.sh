@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# docs/results.md's experiment: SimPLe at 100K real steps, PPO at 100K and 1M, and a random
+# policy on the five MinAtar games, one run per line below, all with the same evaluation
+# (rlkit.hparams.env_sets.add_minatar_eval_hparams). Runs resume: rerun the script after a kill
+# and finished runs are skipped. Then the table and the plots:
+#
+#   bash scripts/minatar_experiment.sh RUNS [GAME ...]     # GAMEs default to all five
+#   python scripts/minatar_results.py --runs=RUNS --docs=docs
+#
+# Seeds: 3 on Breakout and Freeway, 1 on the others (SEEDS_<game> overrides, e.g. SEEDS_seaquest="0 1").
+set -euo pipefail
+runs=${1:?usage: bash scripts/minatar_experiment.sh RUNS_DIR [GAME ...]}
+shift
+games=("$@")
+[ ${#games[@]} -gt 0 ] || games=(breakout freeway asterix seaquest space_invaders)
+python=${PYTHON:-python}
+
+for game in "${games[@]}"; do
+  default_seeds="0"
+  case $game in breakout|freeway) default_seeds="0 1 2" ;; esac
+  seeds_var="SEEDS_$game"
+  for seed in ${!seeds_var:-$default_seeds}; do
+    dir="$runs/$game"
+    # A random policy: the evaluation alone.
+    [ -f "$dir/random_s$seed/summary.json" ] || $python -m rlkit.rl.evaluator --agent=random \
+      --hparams_set=rlmf_minatar --hparams="game=minatar/$game" --seed="$seed" --eval_metrics_dir="$dir/random_s$seed"
+    $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game" \
+      --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
+    $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
+      --hparams="game=minatar/$game,num_env_steps=1000000,eval_every_iterations=50" \
+      --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
+    $python -m rlkit.rl.trainer_model_based --loop_hparams_set=rlmb_minatar --loop_hparams="game=minatar/$game" \
+      --seed="$seed" --output_dir="$dir/simple_100k_s$seed"
+  done
+done
