@@ -8,6 +8,7 @@
 #   python scripts/minatar_results.py --runs=RUNS --docs=docs
 #
 # Seeds: 3 on Breakout and Freeway, 1 on the others (SEEDS_<game> overrides, e.g. SEEDS_seaquest="0 1").
+# ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=simple the SimPLe rows.
 set -euo pipefail
 runs=${1:?usage: bash scripts/minatar_experiment.sh RUNS_DIR [GAME ...]}
 shift
@@ -21,15 +22,19 @@ for game in "${games[@]}"; do
   seeds_var="SEEDS_$game"
   for seed in ${!seeds_var:-$default_seeds}; do
     dir="$runs/$game"
-    # A random policy: the evaluation alone.
-    [ -f "$dir/random_s$seed/summary.json" ] || $python -m rlkit.rl.evaluator --agent=random \
-      --hparams_set=rlmf_minatar --hparams="game=minatar/$game" --seed="$seed" --eval_metrics_dir="$dir/random_s$seed"
-    $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game" \
-      --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
-    $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
-      --hparams="game=minatar/$game,num_env_steps=1000000,eval_every_iterations=50" \
-      --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
-    $python -m rlkit.rl.trainer_model_based --loop_hparams_set=rlmb_minatar --loop_hparams="game=minatar/$game" \
-      --seed="$seed" --output_dir="$dir/simple_100k_s$seed"
+    if [ "${ONLY:-}" != simple ]; then
+      # A random policy: the evaluation alone.
+      [ -f "$dir/random_s$seed/summary.json" ] || $python -m rlkit.rl.evaluator --agent=random \
+        --hparams_set=rlmf_minatar --hparams="game=minatar/$game" --seed="$seed" --eval_metrics_dir="$dir/random_s$seed"
+      $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game" \
+        --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
+      $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
+        --hparams="game=minatar/$game,num_env_steps=1000000,eval_every_iterations=50" \
+        --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
+    fi
+    if [ "${ONLY:-}" != model_free ]; then
+      $python -m rlkit.rl.trainer_model_based --loop_hparams_set=rlmb_minatar --loop_hparams="game=minatar/$game" \
+        --seed="$seed" --output_dir="$dir/simple_100k_s$seed"
+    fi
   done
 done
