@@ -56,7 +56,7 @@ def simulated_steps_per_second(set_name, store, steps):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(set_name)
     action_space = AtariBatchEnv("pong", 1).action_space
-    model = get_model(hparams.model)(hparams, (105, 80, 3), int(action_space.n))
+    model = get_model(hparams.model)(hparams, (105, 80, 3), int(action_space.n), 256)
     env = SimulatedBatchEnv(model, store, NUM_ENVS, action_space)
     return steps_per_second(env, steps), sum(int(tf.size(v)) for v in model.trainable_variables)
 

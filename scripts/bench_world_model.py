@@ -54,7 +54,7 @@ def bench(set_name, steps):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(set_name)
     batch = fake_batch(hparams, hparams.batch_size)
-    estimator = Estimator(hparams.model, hparams, tempfile.mkdtemp(), model_args=(PONG_FRAMES, PONG_ACTIONS),
+    estimator = Estimator(hparams.model, hparams, tempfile.mkdtemp(), model_args=(PONG_FRAMES, PONG_ACTIONS, 256),
                           save_summary_steps=10 ** 9, save_checkpoints_steps=10 ** 9)
     estimator.train(lambda: tf.data.Dataset.from_tensors(batch).repeat(), max_steps=1)  # build and trace
     flops = count_flops(estimator._train_step.get_concrete_function(batch))
