@@ -22,7 +22,8 @@ from rlkit.rl import plot
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
 # (directory prefix, label)
-METHODS = (("simple_100k", "SimPLe @100K"), ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
+METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episode ends @100K"),
+           ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
@@ -96,7 +97,7 @@ def game_rows(runs_dir, game):
             unfinished += not finished(run)
             if (wall := wall_seconds(run)) is not None:
                 seconds.append(wall)
-            if prefix == "simple_100k" and (metrics := world_model_metrics(run)):
+            if prefix.startswith("simple") and (metrics := world_model_metrics(run)):
                 world_models.append((os.path.basename(run), metrics))
         note = f" ({unfinished} of {len(runs)} running)" if unfinished else ""
         rows.append([game, label, f"{len(finals)}{note}", mean_std(finals), mean_std(greedy),

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import cv2
+import gymnasium as gym
 import imageio.v2 as imageio
 import numpy as np
 import pytest
@@ -14,10 +15,12 @@ import tensorflow as tf
 
 from conftest import assert_one_line_error, run_module
 from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import check_game, frame_shape, make_batch_env, pixel_values
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
 from rlkit.models.world_model import imagine, likeliest_frames, pixel_classes
+from rlkit.rl.simulated_env import SimulatedBatchEnv
 from rlkit.rl.world_model_training import load_world_model
 from rlkit.video import CHANNEL_COLOURS, display_frame, to_rgb
 
@@ -107,13 +110,15 @@ def test_channels_are_drawn_in_colour():
 @pytest.fixture(scope="module")
 def minatar_run(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("minatar") / "run")
-    result = run_module(LOOP, "--loop_hparams_set=rlmb_minatar_tiny", f"--output_dir={out}")
+    # With the episode-end head, which MinAtar's games need and SimPLe's model lacks.
+    result = run_module(LOOP, "--loop_hparams_set=rlmb_minatar_tiny",
+                        "--loop_hparams=world_model.predict_episode_ends=True", f"--output_dir={out}")
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 
 
 def test_rlmb_minatar_tiny_end_to_end(minatar_run):
-    hparams = create_hparams("rlmb_minatar_tiny")
+    hparams = create_hparams("rlmb_minatar_tiny", "world_model.predict_episode_ends=True")
     shards = storage.list_shards(os.path.join(minatar_run, "data"))
     assert len(shards) == 6 and all(storage.load_shard(p)["frames"].shape[2:] == (10, 10, 4) for p in shards)
     # The world model predicts each channel as one of 2 classes, and its frames are 0 or 255.
@@ -126,6 +131,29 @@ def test_rlmb_minatar_tiny_end_to_end(minatar_run):
         summary = json.load(f)
     assert set(summary["policy"]) == {"sampling_temp_0.0_max_noops_0", "sampling_temp_1.0_max_noops_0"}
     assert 0.0 <= summary["world_model"]["pixel_accuracy"] <= 1.0
+    assert 0.0 <= summary["world_model"]["end_accuracy"] <= 1.0 and summary["world_model"]["end_loss"] > 0
+
+
+def test_the_world_models_env_ends_episodes_where_the_model_says(minatar_run):
+    """A model sure that every frame is its episode's last: each env's episode ends on the step
+    after it, and the env starts again from real frames."""
+    hparams = create_hparams("rlmb_minatar_tiny", "world_model.predict_episode_ends=True")
+    model = load_world_model(hparams.world_model, os.path.join(minatar_run, "world_model"), (10, 10, 4), 3, 2)
+    model.frame_model.end_head.kernel.assign(tf.zeros_like(model.frame_model.end_head.kernel))
+    model.frame_model.end_head.bias.assign([-10.0, 10.0])
+    store = FrameStore(os.path.join(minatar_run, "data"))
+    env = SimulatedBatchEnv(model, store, 3, gym.spaces.Discrete(3))
+    env.reset(seed=0)
+    starts = {w.tobytes() for e in store.episodes for w in store.frames(e.indices)}
+    terminated = []
+    for _ in range(4):
+        step = env.step(np.zeros(3, np.int64))
+        terminated.append(step.terminated)
+        if step.terminated.any():  # restarted from a real window: its last frame is a real one
+            assert all(frame.tobytes() in starts for frame in step.observation)
+    np.testing.assert_array_equal(terminated, [[False] * 3, [True] * 3] * 2)
+    assert (step.episode_length == 2).all()
+
 
 
 def test_a_minatar_run_exports_colour_pngs_and_plays_and_records(minatar_run, tmp_path):

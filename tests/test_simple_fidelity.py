@@ -64,6 +64,7 @@ def test_every_simple_set_carries_the_original_values(set_name):
     assert {k: hparams.world_model.get(k) for k in world_model} == world_model
     assert hparams.world_model.train_steps == 15000  # model_train_steps, in every set
     assert {k: hparams.ppo.get(k) for k in PPO} == PPO
+    assert not hparams.world_model.predict_episode_ends  # rlkit's addition, off as in the original
 
 
 def test_policy_training_lengths_follow_the_original():

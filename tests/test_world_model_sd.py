@@ -91,8 +91,8 @@ def test_prior_samples_differ_at_temperature_and_repeat_with_a_seed(pong_windows
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[2], b[2])
     # Different bits give different predictions.
-    logits_a, _, _ = model.frame_model(context, pong_windows["actions"][:, 3], inject_latent=lambda b: model.add_bits(b, first))
-    logits_b, _, _ = model.frame_model(context, pong_windows["actions"][:, 3], inject_latent=lambda b: model.add_bits(b, second))
+    logits_a, _, _, _ = model.frame_model(context, pong_windows["actions"][:, 3], inject_latent=lambda b: model.add_bits(b, first))
+    logits_b, _, _, _ = model.frame_model(context, pong_windows["actions"][:, 3], inject_latent=lambda b: model.add_bits(b, second))
     assert not np.allclose(logits_a, logits_b)
 
 

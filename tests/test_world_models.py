@@ -28,15 +28,25 @@ def pong_batch(tmp_path_factory):
 
 def test_output_shapes_and_dtypes(pong_batch):
     model = NextFrameBasicDeterministic(create_hparams(TINY), *PONG)
-    pixel_logits, reward_logits, _ = model(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
+    pixel_logits, reward_logits, end_logits, _ = model(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
     assert pixel_logits.shape == (4, 105, 80, 3, 256) and pixel_logits.dtype == tf.float32
-    assert reward_logits.shape == (4, 3)
+    assert reward_logits.shape == (4, 3) and end_logits is None  # SimPLe's model predicts no episode ends
     frames, rewards, _ = model.next_frame(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3],
                                           model.initial_state(4))
     assert frames.shape == (4, 105, 80, 3) and frames.dtype == tf.uint8
     assert rewards.shape == (4,) and set(rewards.numpy()) <= {-1, 0, 1}
+    _, _, ends, _ = model.next_frame_and_end(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3],
+                                             model.initial_state(4))
+    assert ends.dtype == tf.bool and not ends.numpy().any()
     loss, metrics = model.loss_and_metrics(pong_batch, 0, training=True)
     assert loss.shape == () and set(metrics) == LOSS_KEYS
+
+    # With the episode-end head: its logits, loss and accuracy, learned from the windows' ends.
+    with_ends = NextFrameBasicDeterministic(create_hparams(TINY, "predict_episode_ends=True"), *PONG)
+    assert with_ends(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])[2].shape == (4, 2)
+    loss, metrics = with_ends.loss_and_metrics(dict(pong_batch, ends=tf.one_hot([4, 9, 9, 9], 5, dtype=tf.int32)),
+                                               0, training=True)
+    assert set(metrics) == LOSS_KEYS | {"end_loss", "end_accuracy"} and metrics["end_loss"] > 0
 
 
 def test_pixel_loss_cutoff():

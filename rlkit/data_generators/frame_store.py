@@ -133,13 +133,15 @@ class FrameStore:
 
     def window(self, episode, start, length):
         """frames [L, H, W, C] uint8, actions [L] int32, rewards [L] int32 (clipped), raw_rewards
-        [L] float32 of `length` steps of episode number `episode` from `start`: actions[i] was
-        taken on frames[i] and rewards[i] followed it."""
+        [L] float32, ends [L] int32 of `length` steps of episode number `episode` from `start`:
+        actions[i] was taken on frames[i], rewards[i] followed it, and ends[i] is 1 where that step
+        ended the episode (frames[i] was its last)."""
         indices = self.episodes[episode].indices[start:start + length]
         assert len(indices) == length, (episode, start, length)
         return dict(frames=self.frames(indices), actions=self._column("actions")[indices].astype(np.int32),
                     rewards=self._column("rewards")[indices].astype(np.int32),
-                    raw_rewards=self._column("raw_rewards")[indices].astype(np.float32))
+                    raw_rewards=self._column("raw_rewards")[indices].astype(np.float32),
+                    ends=self._column("dones")[indices].astype(np.int32))
 
     def windows(self, rng, count, length, epochs=None):
         """`count` windows drawn uniformly from all windows of `length` steps, stacked: each
@@ -169,7 +171,8 @@ class FrameStore:
         starts = self.window_starts(length, epochs)
         if not len(starts):
             raise ValueError(f"no episode in {self.data_dir} has the {length} steps a window needs")
-        names, dtypes = ("frames", "actions", "rewards", "raw_rewards"), (tf.uint8, tf.int32, tf.int32, tf.float32)
+        names = ("frames", "actions", "rewards", "raw_rewards", "ends")
+        dtypes = (tf.uint8, tf.int32, tf.int32, tf.float32, tf.int32)
 
         def decode(pair):
             window = self.window(int(pair[0]), int(pair[1]), length)
@@ -177,7 +180,7 @@ class FrameStore:
 
         def load(pair):
             values = tf.numpy_function(decode, [pair], dtypes, stateful=False)
-            for value, shape in zip(values, [(length,) + tuple(self.frame_shape)] + [(length,)] * 3):
+            for value, shape in zip(values, [(length,) + tuple(self.frame_shape)] + [(length,)] * 4):
                 value.set_shape(shape)
             return dict(zip(names, values))
 

@@ -155,6 +155,15 @@ def rlmb_minatar():
 
 
 @register_hparams
+def rlmb_minatar_ends():
+    """rlmb_minatar with a world model that also predicts episode ends (not in SimPLe), so PPO
+    inside it meets the end of a game, as MinAtar's games end at the first lost life."""
+    hparams = rlmb_minatar()
+    hparams.world_model.predict_episode_ends = True
+    return hparams
+
+
+@register_hparams
 def rlmb_minatar_tiny():
     """The MinAtar loop in a minute or two of CPU: for tests."""
     hparams = rlmb_minatar()

@@ -26,6 +26,9 @@ def next_frame_basic_deterministic():
         # True: the original stochastic model's recurrent design, one frame in per step and a
         # state warmed up over the context; False: rlkit's k stacked frames (see the README).
         single_frame=False,
+        # Not in SimPLe: also predict whether each predicted frame is its episode's last, so the
+        # world model's env can end episodes (MinAtar's games end at the first lost life).
+        predict_episode_ends=False,
         pixel_loss_cutoff=0.01,
         reward_loss_coef=1.0,
         # Adafactor (updates scaled by each weight's RMS) at learning_rate x the schedule:

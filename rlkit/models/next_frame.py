@@ -77,6 +77,22 @@ def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_re
     }
 
 
+def episode_end_losses(end_logits, target_ends):
+    """Loss and accuracy of the prediction that a frame is its episode's last (the optional
+    `predict_episode_ends`); target_ends [B] in {0, 1}."""
+    target = tf.cast(target_ends, tf.int32)
+    predicted = tf.argmax(end_logits, axis=-1, output_type=tf.int32)
+    return {"end_loss": tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(target, end_logits)),
+            "end_accuracy": tf.reduce_mean(tf.cast(predicted == target, tf.float32))}
+
+
+def likeliest_ends(end_logits, batch):
+    """[B] bool: the predicted frames that end their episodes (none without an end head)."""
+    if end_logits is None:
+        return tf.zeros([batch], bool)
+    return tf.argmax(end_logits, axis=-1, output_type=tf.int32) == 1
+
+
 class ConvGRU(layers.Layer):
     """A convolutional GRU cell: the state keeps its resolution and is updated from the input."""
 
@@ -164,6 +180,9 @@ class NextFrameBasicDeterministic(keras.Model):
                         layers.LayerNormalization() if i else None) for i in range(hparams.num_hidden_layers)]
         self.reward_hidden = layers.Dense(128, activation="relu")
         self.reward_head = layers.Dense(NUM_REWARD_CLASSES)
+        # Runs saved before the option existed lack it: they predict no ends.
+        self.predicts_ends = bool(hparams.get("predict_episode_ends", False))
+        self.end_head = layers.Dense(2) if self.predicts_ends else None  # is the frame its episode's last?
         self.decoder = []
         for step in reversed(range(hparams.num_compress_steps)):
             self.decoder.append((layers.Dropout(hparams.dropout), ActionInjection(channels[step + 1]),
@@ -193,7 +212,8 @@ class NextFrameBasicDeterministic(keras.Model):
     def call(self, context_frames, actions, state=None, inject_latent=None, training=False):
         """context_frames [B, k, H, W, C] uint8, actions [B], the recurrent state (None: the
         initial one) and, for the stochastic model, `inject_latent(bottleneck) -> bottleneck`
-        -> (pixel logits [B, H, W, C, pixel_values], reward logits [B, 3], the next recurrent state).
+        -> (pixel logits [B, H, W, C, pixel_values], reward logits [B, 3], end logits [B, 2] (None
+        without predict_episode_ends), the next recurrent state).
         The single-frame model reads only the last context frame."""
         hparams = self.hparams
         assert context_frames.shape[1] == hparams.num_context_frames, context_frames.shape
@@ -232,8 +252,9 @@ class NextFrameBasicDeterministic(keras.Model):
             x = add_timing_signal(norm(x + skip))
         reward_features = tf.concat([middle_mean, tf.reduce_mean(x, axis=[1, 2])], axis=-1)
         reward_logits = self.reward_head(self.reward_hidden(reward_features))
+        end_logits = tf.cast(self.end_head(reward_features), tf.float32) if self.predicts_ends else None
         logits = tf.reshape(self.pixel_head(x), (batch, height, width, self.frame_shape[-1], self.pixel_values))
-        return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), state
+        return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), end_logits, state
 
     def warm_up(self, frames, actions, latent_for=None, training=False):
         """The state to predict the frame after frames [B, k, H, W, C] from, and the mean pixel
@@ -253,7 +274,7 @@ class NextFrameBasicDeterministic(keras.Model):
             # The model reads the window's last frame; earlier slots repeat frame 0.
             window = tf.concat([tf.repeat(frames[:, :1], context - 1 - i, axis=1), frames[:, :i + 1]], axis=1)
             inject = latent_for(window, frames[:, i + 1], actions[:, i]) if latent_for else None
-            pixel_logits, _, state = self(window, actions[:, i], state, inject_latent=inject, training=training)
+            pixel_logits, _, _, state = self(window, actions[:, i], state, inject_latent=inject, training=training)
             pixel_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(
                 pixel_classes(frames[:, i + 1], self.pixel_values), pixel_logits)
             losses.append(tf.reduce_mean(tf.nn.relu(pixel_xent - hparams.pixel_loss_cutoff)))
@@ -269,13 +290,17 @@ class NextFrameBasicDeterministic(keras.Model):
         per_frame = []
         for i in range(hparams.num_target_frames):
             target = context + i
-            pixel_logits, reward_logits, state = self(frames[:, i:target], actions[:, target - 1], state,
-                                                      training=training)
+            pixel_logits, reward_logits, end_logits, state = self(frames[:, i:target], actions[:, target - 1],
+                                                                  state, training=training)
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
                                                      rewards[:, target - 1], hparams.pixel_loss_cutoff))
+            if self.predicts_ends:
+                per_frame[-1].update(episode_end_losses(end_logits, features["ends"][:, target]))
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
         loss = metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
-        assert set(metrics) == LOSS_KEYS, set(metrics)
+        if self.predicts_ends:
+            loss += metrics["end_loss"]
+        assert set(metrics) == LOSS_KEYS | self.end_keys, set(metrics)
         if hparams.single_frame:  # the original's extra loss on the frames predicted while warming up
             metrics["warm_up_pixel_loss"] = warm_up_loss
             loss += warm_up_loss
@@ -288,14 +313,26 @@ class NextFrameBasicDeterministic(keras.Model):
         del temperature
         return self.warm_up(history, history_actions)[0]
 
+    @property
+    def end_keys(self):
+        return {"end_loss", "end_accuracy"} if self.predicts_ends else set()
+
     @tf.function(reduce_retracing=True)
     def next_frame(self, history, actions, state, temperature=1.0):
         """One step: history [B, k, H, W, C] uint8, actions [B] and the recurrent state (from
         `start_state`) -> the most likely next frames [B, H, W, C] uint8, rewards [B] in
         {-1, 0, 1} and the next state. A deterministic model ignores the temperature."""
+        frames, rewards, _, state = self.next_frame_and_end(history, actions, state, temperature)
+        return frames, rewards, state
+
+    @tf.function(reduce_retracing=True)
+    def next_frame_and_end(self, history, actions, state, temperature=1.0):
+        """`next_frame`, and also ends [B] bool: whether each predicted frame is its episode's
+        last (always False for a model without predict_episode_ends)."""
         del temperature
-        pixel_logits, reward_logits, state = self(history, actions, state, training=False)
-        return most_likely(pixel_logits, reward_logits) + (state,)
+        pixel_logits, reward_logits, end_logits, state = self(history, actions, state, training=False)
+        frames, rewards = most_likely(pixel_logits, reward_logits)
+        return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state
 
     def infer(self, features):
         return predict_after_context(self, features)

@@ -32,7 +32,7 @@ import tensorflow as tf
 from keras import layers
 
 from rlkit.models.next_frame import (ActionInjection, NextFrameBasicDeterministic, add_timing_signal,
-                                     pixel_and_reward_losses, stack_frames)
+                                     episode_end_losses, likeliest_ends, pixel_and_reward_losses, stack_frames)
 from rlkit.models.registry import register_model
 from rlkit.models.world_model import LOSS_KEYS, append_frame, likeliest_frames, most_likely, predict_after_context
 
@@ -227,10 +227,12 @@ class NextFrameStochasticDiscrete(keras.Model):
             target = context + i
             action = actions[:, target - 1]
             inject = latent_for(history, frames[:, target], action)
-            pixel_logits, reward_logits, state = self.frame_model(history, action, state, inject_latent=inject,
-                                                                  training=training)
+            pixel_logits, reward_logits, end_logits, state = self.frame_model(history, action, state,
+                                                                              inject_latent=inject, training=training)
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
                                                      rewards[:, target - 1], hparams.pixel_loss_cutoff))
+            if self.frame_model.predicts_ends:
+                per_frame[-1].update(episode_end_losses(end_logits, features["ends"][:, target]))
             # Scheduled sampling: the next context holds the model's own frame for some examples.
             predicted = likeliest_frames(pixel_logits)
             own = self.rng.uniform([batch, 1, 1, 1]) < sampling if training else tf.ones([batch, 1, 1, 1], bool)
@@ -241,7 +243,10 @@ class NextFrameStochasticDiscrete(keras.Model):
         metrics["scheduled_sampling"] = sampling
         loss = (metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
                 + hparams.bit_loss_coef * metrics["bit_loss"])
-        assert set(metrics) == LOSS_KEYS | {"bit_loss", "prior_share", "scheduled_sampling"}, set(metrics)
+        if self.frame_model.predicts_ends:
+            loss += metrics["end_loss"]
+        assert set(metrics) == (LOSS_KEYS | {"bit_loss", "prior_share", "scheduled_sampling"}
+                                | self.frame_model.end_keys), set(metrics)
         if hparams.single_frame:  # the original's extra loss on the frames predicted while warming up
             metrics["warm_up_pixel_loss"] = warm_up_loss
             loss += warm_up_loss
@@ -260,15 +265,27 @@ class NextFrameStochasticDiscrete(keras.Model):
             return self._prior_latent(window, None, action, temperature, [])
         return self.frame_model.warm_up(history, history_actions, latent_for)[0]
 
+    @property
+    def predicts_ends(self):
+        return self.frame_model.predicts_ends
+
     @tf.function(reduce_retracing=True)
     def next_frame(self, history, actions, state, temperature=1.0):
         """The simulated env's step with bits sampled from the prior at `temperature`: history
         [B, k, H, W, C] uint8, actions [B], the recurrent state -> next frames [B, H, W, C]
         uint8, rewards [B] in {-1, 0, 1}, the next state."""
+        frames, rewards, _, state = self.next_frame_and_end(history, actions, state, temperature)
+        return frames, rewards, state
+
+    @tf.function(reduce_retracing=True)
+    def next_frame_and_end(self, history, actions, state, temperature=1.0):
+        """`next_frame`, and also ends [B] bool: whether each predicted frame is its episode's
+        last (always False for a model without predict_episode_ends)."""
         inject = self._prior_latent(history, None, actions, tf.cast(temperature, tf.float32), [])
-        pixel_logits, reward_logits, state = self.frame_model(history, actions, state, inject_latent=inject,
-                                                              training=False)
-        return most_likely(pixel_logits, reward_logits) + (state,)
+        pixel_logits, reward_logits, end_logits, state = self.frame_model(history, actions, state,
+                                                                          inject_latent=inject, training=False)
+        frames, rewards = most_likely(pixel_logits, reward_logits)
+        return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state
 
     def infer(self, features):
         return predict_after_context(self, features)

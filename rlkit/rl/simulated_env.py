@@ -1,18 +1,20 @@
 """A world model behind the BatchEnv interface, so PPO trains inside it unchanged.
 
 Each env keeps its last `num_context_frames` frames and the model's recurrent state; all envs
-step together through `imagine`, and rewards come from the reward head.
+step together through the model's `next_frame_and_end`, and rewards come from the reward head.
 `reset` starts every env from a random window of real frames of a FrameStore (env 0 from the
-start of a real episode, so the policy also learns the game's opening). The env never ends an episode itself:
-as in SimPLe, the model-based loop resets it before every fixed-length PPO rollout, and PPO
-bootstraps from the value of the last frame.
+start of a real episode, so the policy also learns the game's opening). As in SimPLe, the
+model-based loop resets it before every fixed-length PPO rollout, and PPO bootstraps from the
+value of the last frame. A model without `predict_episode_ends` (SimPLe's) never ends an
+episode; one with it ends the episode on the step taken from a frame it predicted to be the
+last, and that env starts again from a new real window, as a real env resets.
 """
 
 import gymnasium as gym
 import numpy as np
+import tensorflow as tf
 
 from rlkit.data_generators.batch_env import BatchEnv
-from rlkit.models.world_model import imagine
 
 
 class SimulatedBatchEnv(BatchEnv):
@@ -28,21 +30,26 @@ class SimulatedBatchEnv(BatchEnv):
         super().__init__(num_envs, gym.spaces.Box(0, 255, model.frame_shape, np.uint8), action_space,
                          action_meanings, clip_rewards=True)
         self._rng = np.random.default_rng()
-        self._history = self._state = None
+        self._history = self._state = self._on_last_frame = None
 
-    def initial_windows(self):
-        """N windows of k real steps, stacked (frames [N, k, H, W, C], actions [N, k], ...):
-        env 0 from an episode start, the others anywhere."""
+    def initial_windows(self, count=None):
+        """`count` (default N) windows of k real steps, stacked (frames [count, k, H, W, C],
+        actions [count, k], ...): the first from an episode start, the others anywhere."""
         windows = [self.store.random_window(self._rng, self.context, from_start=env == 0, epochs=self.epochs)
-                   for env in range(self.num_envs)]
+                   for env in range(count or self.num_envs)]
         return {name: np.stack([w[name] for w in windows]) for name in windows[0]}
+
+    def _start(self, count):
+        """(history, state) of `count` envs started from new real windows."""
+        windows = self.initial_windows(count)
+        history = windows["frames"]
+        return history, self.model.start_state(history, windows["actions"][:, :-1], self.temperature)
 
     def _reset(self, seed):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        windows = self.initial_windows()
-        self._history = windows["frames"]
-        self._state = self.model.start_state(self._history, windows["actions"][:, :-1], self.temperature)
+        self._history, self._state = self._start(self.num_envs)
+        self._on_last_frame = np.zeros(self.num_envs, bool)
         return self._history[:, -1]
 
     def initial_stack(self, observation, k):
@@ -52,7 +59,17 @@ class SimulatedBatchEnv(BatchEnv):
         return super().initial_stack(observation, k)
 
     def _step(self, actions):
-        frames, rewards, self._history, self._state = imagine(self.model, self._history, actions[:, None],
-                                                              self._state, self.temperature)
-        never = np.zeros(self.num_envs, bool)
-        return frames[:, 0], rewards[:, 0].astype(np.float32), never, never
+        frames, rewards, ends, state = self.model.next_frame_and_end(
+            tf.convert_to_tensor(self._history), tf.constant(actions, tf.int32), self._state,
+            tf.constant(self.temperature, tf.float32))
+        frames, rewards = frames.numpy(), rewards.numpy().astype(np.float32)
+        self._history = np.concatenate([self._history[:, 1:], frames[:, None]], axis=1)
+        terminated, self._on_last_frame = self._on_last_frame, ends.numpy()
+        if terminated.any():  # those envs start again from real frames, as a real env resets
+            state = state.numpy()
+            restarted = np.flatnonzero(terminated)
+            history, new_state = self._start(len(restarted))
+            self._history[restarted], state[restarted] = history, new_state.numpy()
+            frames[restarted], self._on_last_frame[restarted] = history[:, -1], False
+        self._state = tf.convert_to_tensor(state)
+        return frames, rewards, terminated, np.zeros(self.num_envs, bool)

@@ -93,7 +93,8 @@ def load_world_model(hparams, model_dir, frame_shape, num_actions, pixel_values)
                           mixed_precision=hparams.mixed_precision)
     length = hparams.num_context_frames + hparams.num_target_frames
     example = dict(frames=tf.zeros((1, length) + tuple(frame_shape), tf.uint8),
-                   actions=tf.zeros([1, length], tf.int32), rewards=tf.zeros([1, length], tf.int32))
+                   actions=tf.zeros([1, length], tf.int32), rewards=tf.zeros([1, length], tf.int32),
+                   ends=tf.zeros([1, length], tf.int32))
     if not estimator.restore(example):
         raise UserError(f"no world model checkpoint in {model_dir!r}: point --wm_dir at the world_model/ "
                         "dir of a trainer_model_based or trainer_world_model run")
