@@ -81,9 +81,12 @@ def mean_std(values, digits=2):
 
 
 def game_rows(runs_dir, game):
-    rows, world_models = [], []
+    """(table rows, SimPLe runs' world-model metrics, the runs evaluated so far) of one game."""
+    rows, world_models, evaluated = [], [], []
     for prefix, label in METHODS:
         runs = sorted(p for p in glob.glob(os.path.join(runs_dir, game, f"{prefix}_s*")) if os.path.isdir(p))
+        if not runs:
+            continue
         finals, greedy, steps, seconds, unfinished = [], [], [], [], 0
         for run in runs:
             try:
@@ -92,6 +95,7 @@ def game_rows(runs_dir, game):
                 unfinished += 1
                 continue
             finals.append(value)
+            evaluated.append(run)
             greedy.append(final_point(run, GREEDY_TAG)[1])
             steps.append(step)
             unfinished += not finished(run)
@@ -103,7 +107,7 @@ def game_rows(runs_dir, game):
         rows.append([game, label, f"{len(finals)}{note}", mean_std(finals), mean_std(greedy),
                      f"{int(np.mean(steps)):,}" if steps and prefix != "random" else "—",
                      duration(np.mean(seconds)) if seconds else "—"])
-    return rows, world_models
+    return rows, world_models, evaluated
 
 
 def duration(seconds):
@@ -120,11 +124,9 @@ def markdown_table(header, rows):
     return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
 
-def draw(runs_dir, game, docs_dir):
-    patterns = [os.path.join(runs_dir, game, f"{prefix}_s*") for prefix, _ in METHODS]
-    patterns = [p for p in patterns if glob.glob(p)]
+def draw(runs, game, docs_dir):
     output = os.path.join(docs_dir, "results", f"minatar_{game}.png")
-    subprocess.run([sys.executable, "-m", "rlkit.rl.plot", f"--logdir={','.join(patterns)}", f"--tag={TAG}",
+    subprocess.run([sys.executable, "-m", "rlkit.rl.plot", f"--logdir={','.join(runs)}", f"--tag={TAG}",
                     f"--output={output}", "--xscale=log",
                     f"--title=MinAtar {game}: evaluation return (temperature 1, 32 episodes)"], check=True)
     return output
@@ -139,10 +141,11 @@ def main():
     for game in GAMES:
         if not os.path.isdir(os.path.join(args.runs, game)):
             continue
-        game_table, models = game_rows(args.runs, game)
+        game_table, models, evaluated = game_rows(args.runs, game)
         rows += game_table
         world_models += [(game, name, m) for name, m in models]
-        figures.append((game, draw(args.runs, game, args.docs)))
+        if evaluated:
+            figures.append((game, draw(evaluated, game, args.docs)))
     text = [markdown_table(["game", "method", "runs", "return, temperature 1", "return, temperature 0",
                             "real steps", "wall time per run"], rows), "",
             "World models of the SimPLe runs, on the held-out collection after their last epoch (reward accuracy: "
