@@ -54,6 +54,25 @@ def test_windows_stay_inside_episodes_and_match_the_episodes(tmp_path):
         store.window_dataset(20, 2)
 
 
+def test_padded_windows_start_episodes_with_their_first_frame_and_carry_their_ends(tmp_path):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)
+    store = FrameStore(data_dir)
+    windows = list(store.window_dataset(num_context_frames=4, num_target_frames=2, seed=0,
+                                        pad_starts=True).as_numpy_iterator())
+    # 3 more starts per episode (up to 3 frames before its first): the 4-step episode now has 2.
+    assert len(windows) == 5 + 11 + 16 + 4 + 5 * 3 - 1
+    for window in windows:
+        times = window["frames"][:, 0, 0, 1].astype(int)
+        padded = np.concatenate([np.diff(times) == 0, [False]])  # before the real first frame, repeated
+        assert not padded[3:].any() and (np.diff(times)[~padded[:-1]] == 1).all()
+        assert (window["actions"][:4][padded[:4]] == 0).all() and (window["ends"][padded] == 0).all()
+    # Every complete episode's end is a target of some window: the frame after which it ended.
+    ends = [w for w in windows if w["ends"][4:].any()]
+    complete = sum(e.complete for e in store.episodes if len(e) >= 3)
+    assert len(ends) == complete and all(w["ends"][-1] == 1 for w in ends)
+
+
 def test_frame_stacks_match_what_the_policy_saw(tmp_path):
     """Stacks from the store equal FrameStack's, padding at episode starts included."""
     data_dir = str(tmp_path / "data")

@@ -125,23 +125,31 @@ class FrameStore:
                 if len(e) >= min_length and (epochs is None or e.epoch in epochs)
                 and (e.starts_at_reset or not from_start)]
 
-    def window_starts(self, length, epochs=None):
-        """[M, 2] (episode index, start) of every window of `length` steps inside one episode."""
-        pairs = [np.stack([np.full(len(self.episodes[i]) - length + 1, i), np.arange(len(self.episodes[i]) - length + 1)],
-                          axis=1) for i in self.chosen_episodes(epochs, length)]
+    def window_starts(self, length, epochs=None, padding=0):
+        """[M, 2] (episode index, start) of every window of `length` steps inside one episode;
+        with `padding`, also those starting up to `padding` steps before its first (see `window`)."""
+        pairs = [np.stack([np.full(len(self.episodes[i]) - length + 1 + padding, i),
+                           np.arange(-padding, len(self.episodes[i]) - length + 1)], axis=1)
+                 for i in self.chosen_episodes(epochs, length - padding)]
         return np.concatenate(pairs).astype(np.int64) if pairs else np.zeros((0, 2), np.int64)
 
     def window(self, episode, start, length):
         """frames [L, H, W, C] uint8, actions [L] int32, rewards [L] int32 (clipped), raw_rewards
         [L] float32, ends [L] int32 of `length` steps of episode number `episode` from `start`:
         actions[i] was taken on frames[i], rewards[i] followed it, and ends[i] is 1 where that step
-        ended the episode (frames[i] was its last)."""
-        indices = self.episodes[episode].indices[start:start + length]
-        assert len(indices) == length, (episode, start, length)
-        return dict(frames=self.frames(indices), actions=self._column("actions")[indices].astype(np.int32),
-                    rewards=self._column("rewards")[indices].astype(np.int32),
-                    raw_rewards=self._column("raw_rewards")[indices].astype(np.float32),
-                    ends=self._column("dones")[indices].astype(np.int32))
+        ended the episode (frames[i] was its last). A window starting before the episode's first
+        step (start < 0) repeats that first frame, as FrameStack does, with no-op actions, no
+        rewards and no ends."""
+        positions = np.arange(start, start + length)
+        assert positions[-1] < len(self.episodes[episode]), (episode, start, length)
+        indices = self.episodes[episode].indices[np.maximum(positions, 0)]
+        real = positions >= 0
+
+        def column(name, dtype):
+            return np.where(real, self._column(name)[indices], 0).astype(dtype)
+        return dict(frames=self.frames(indices), actions=column("actions", np.int32),
+                    rewards=column("rewards", np.int32), raw_rewards=column("raw_rewards", np.float32),
+                    ends=column("dones", np.int32))
 
     def windows(self, rng, count, length, epochs=None):
         """`count` windows drawn uniformly from all windows of `length` steps, stacked: each
@@ -162,13 +170,15 @@ class FrameStore:
         start = 0 if from_start else rng.integers(len(self.episodes[episode]) - length + 1)
         return self.window(episode, start, length)
 
-    def window_dataset(self, num_context_frames, num_target_frames, seed=None, epochs=None):
+    def window_dataset(self, num_context_frames, num_target_frames, seed=None, epochs=None, pad_starts=False):
         """A shuffled tf.data.Dataset of every window of context + target steps (of `epochs`),
-        decoded in parallel as it is read; elements are `window`'s dicts."""
+        decoded in parallel as it is read; elements are `window`'s dicts. pad_starts: also the
+        windows whose context begins before an episode's first frame (repeated), so every step
+        after an episode's first, of short episodes too, is a target."""
         import tensorflow as tf  # only the datasets need TensorFlow
 
         length = num_context_frames + num_target_frames
-        starts = self.window_starts(length, epochs)
+        starts = self.window_starts(length, epochs, num_context_frames - 1 if pad_starts else 0)
         if not len(starts):
             raise ValueError(f"no episode in {self.data_dir} has the {length} steps a window needs")
         names = ("frames", "actions", "rewards", "raw_rewards", "ends")

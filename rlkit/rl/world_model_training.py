@@ -15,10 +15,12 @@ from rlkit.video import display_frame
 
 
 def window_input_fn(store, hparams, seed, data_epochs=None):
-    """Shuffled, repeated batches of context + target windows from a FrameStore."""
+    """Shuffled, repeated batches of context + target windows from a FrameStore. A model that
+    predicts episode ends also learns from windows at episodes' starts (their context padded), so
+    that episodes shorter than a window, and their ends, are in the data."""
     try:
         windows = store.window_dataset(hparams.num_context_frames, hparams.num_target_frames, seed=seed,
-                                       epochs=data_epochs)
+                                       epochs=data_epochs, pad_starts=bool(hparams.get("predict_episode_ends")))
     except ValueError as e:
         raise UserError(str(e)) from None
     dataset = windows.repeat().batch(hparams.batch_size, drop_remainder=True).prefetch(2)
