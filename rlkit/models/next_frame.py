@@ -79,10 +79,20 @@ def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_re
 
 def episode_end_losses(end_logits, target_ends):
     """Loss and accuracy of the prediction that a frame is its episode's last (the optional
-    `predict_episode_ends`); target_ends [B] in {0, 1}."""
+    `predict_episode_ends`); target_ends [B] in {0, 1}.
+
+    Last frames are rare (one per episode), and a plain cross-entropy leaves the head ranking
+    them right but never above 1/2 (measured on Breakout: AUC 0.9999, p ~0.1 at 4K steps): the
+    loss weighs the last frames and the others as two equal halves, so the likelier class is
+    the one a balanced error rate picks."""
     target = tf.cast(target_ends, tf.int32)
+    xent = tf.nn.sparse_softmax_cross_entropy_with_logits(target, end_logits)
+    last = tf.cast(target, tf.float32)
+
+    def mean_over(weights):
+        return tf.reduce_sum(xent * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
     predicted = tf.argmax(end_logits, axis=-1, output_type=tf.int32)
-    return {"end_loss": tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(target, end_logits)),
+    return {"end_loss": 0.5 * mean_over(last) + 0.5 * mean_over(1.0 - last),
             "end_accuracy": tf.reduce_mean(tf.cast(predicted == target, tf.float32))}
 
 
@@ -182,7 +192,9 @@ class NextFrameBasicDeterministic(keras.Model):
         self.reward_head = layers.Dense(NUM_REWARD_CLASSES)
         # Runs saved before the option existed lack it: they predict no ends.
         self.predicts_ends = bool(hparams.get("predict_episode_ends", False))
-        self.end_head = layers.Dense(2) if self.predicts_ends else None  # is the frame its episode's last?
+        if self.predicts_ends:  # is the predicted frame its episode's last?
+            self.end_hidden = layers.Dense(128, activation="relu")
+            self.end_head = layers.Dense(2)
         self.decoder = []
         for step in reversed(range(hparams.num_compress_steps)):
             self.decoder.append((layers.Dropout(hparams.dropout), ActionInjection(channels[step + 1]),
@@ -252,7 +264,7 @@ class NextFrameBasicDeterministic(keras.Model):
             x = add_timing_signal(norm(x + skip))
         reward_features = tf.concat([middle_mean, tf.reduce_mean(x, axis=[1, 2])], axis=-1)
         reward_logits = self.reward_head(self.reward_hidden(reward_features))
-        end_logits = tf.cast(self.end_head(reward_features), tf.float32) if self.predicts_ends else None
+        end_logits = tf.cast(self.end_head(self.end_hidden(reward_features)), tf.float32) if self.predicts_ends else None
         logits = tf.reshape(self.pixel_head(x), (batch, height, width, self.frame_shape[-1], self.pixel_values))
         return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), end_logits, state
 
