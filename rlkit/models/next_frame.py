@@ -81,10 +81,9 @@ def episode_end_losses(end_logits, target_ends):
     """Loss and accuracy of the prediction that a frame is its episode's last (the optional
     `predict_episode_ends`); target_ends [B] in {0, 1}.
 
-    Last frames are rare (one per episode), and a plain cross-entropy leaves the head ranking
-    them right but never above 1/2 (measured on Breakout: AUC 0.9999, p ~0.1 at 4K steps): the
-    loss weighs the last frames and the others as two equal halves, so the likelier class is
-    the one a balanced error rate picks."""
+    Last frames are rare (one per episode: ~8% of targets on MinAtar Breakout early on, 1 in
+    2,500 on Freeway), so the loss weighs the last frames and the others as two equal halves
+    and the likelier class is the one a balanced error rate picks."""
     target = tf.cast(target_ends, tf.int32)
     xent = tf.nn.sparse_softmax_cross_entropy_with_logits(target, end_logits)
     last = tf.cast(target, tf.float32)
