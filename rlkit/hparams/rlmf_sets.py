@@ -50,10 +50,8 @@ def rlmf_nature():
     return hparams
 
 
-@register_hparams
-def rlmf_tiny():
-    """A few PPO iterations on Pong: for tests and the demo."""
-    hparams = rlmf_original()
+def _shrink_for_tests(hparams):
+    """4 PPO iterations of 2 envs x 16 steps, checkpointed each, evaluated on 2 short episodes."""
     hparams.num_envs = 2
     hparams.ppo.rollout_length = 16
     hparams.num_env_steps = 4 * 2 * 16
@@ -62,6 +60,12 @@ def rlmf_tiny():
     hparams.eval_batch_size = 2
     hparams.eval_step_limit = 20
     return hparams
+
+
+@register_hparams
+def rlmf_tiny():
+    """A few PPO iterations on Pong: for tests and the demo."""
+    return _shrink_for_tests(rlmf_original())
 
 
 @register_hparams
@@ -99,12 +103,4 @@ def rlmf_minatar():
 @register_hparams
 def rlmf_minatar_tiny():
     """A few PPO iterations on MinAtar Breakout: for tests."""
-    hparams = rlmf_minatar()
-    hparams.num_envs = 2
-    hparams.ppo.rollout_length = 16
-    hparams.num_env_steps = 4 * 2 * 16
-    hparams.checkpoint_every_iterations = 1
-    hparams.eval_every_iterations = 2
-    hparams.eval_batch_size = 2
-    hparams.eval_step_limit = 20
-    return hparams
+    return _shrink_for_tests(rlmf_minatar())
