@@ -2,10 +2,15 @@
 
     python scripts/minatar_results.py --runs=RUNS [--docs=docs]
 
-Reads every run's evaluation events (the same tag for every method), writes the tables between
-the `<!-- results:begin -->` and `<!-- results:end -->` lines of DOCS/results.md, and draws one
-figure per game with the plot command (DOCS/results/minatar_GAME.png). Runs still going are
-counted with what they have evaluated so far and marked.
+Run directories are large (data, checkpoints) and a machine may not outlive a session, so each
+run's evaluation record is first archived into DOCS/results/runs/GAME/RUN: its evaluation event
+files, the loop's per-epoch JSON (world-model metrics, stage times), its hparams.json, run.json
+and command.txt, and run_info.json (finished or not, wall time). A run replaces its archived
+copy only when it has evaluated at least as often, so a run restarted on a fresh machine never
+overwrites a longer record. The tables (between the `<!-- results:begin -->` and
+`<!-- results:end -->` lines of DOCS/results.md) and one figure per game
+(DOCS/results/minatar_GAME.png, drawn with the plot command) are then made from the archive
+alone: without --runs the script redraws them from what earlier sessions archived.
 """
 
 import argparse
@@ -13,6 +18,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -28,26 +34,31 @@ TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+RUN_FILES = ("hparams.json", "run.json", "command.txt")
+EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's evaluation events
 
 
 def finished(run):
-    """Whether the run ended: the loop's last epoch evaluated, the model-free policy exported, the
-    random baseline's summary written."""
+    """Whether a live run ended: the loop's last epoch evaluated, the model-free policy exported,
+    the random baseline's summary written."""
     hparams = os.path.join(run, "hparams.json")
     if os.path.exists(os.path.join(run, "eval_metrics")) and os.path.exists(hparams):
         return os.path.exists(os.path.join(run, "eval_metrics", f"epoch_{json.load(open(hparams))['epochs'] - 1}.json"))
     return any(os.path.exists(os.path.join(run, name)) for name in ("policy/saved_model.pb", "summary.json"))
 
 
-def final_point(run, tag):
-    """(real env steps, value) of the run's last evaluation at `tag`."""
-    _, steps, values = plot.run_series(run, run, tag)
-    return int(steps[-1]), float(values[-1])
+def evaluations(run):
+    """(real env steps, value) of each of a run's evaluations at TAG; [] before the first."""
+    try:
+        _, steps, values = plot.run_series(run, run, TAG)
+    except Exception:  # no evaluation yet
+        return []
+    return list(zip(steps.tolist(), values.tolist()))
 
 
 def wall_seconds(run):
-    """Seconds the run worked: the loop's stage times, or the model-free trainer's event times
-    without the pauses of kills and resumes."""
+    """Seconds a live run worked: the loop's stage times, or the model-free trainer's event
+    times without the pauses of kills and resumes."""
     epochs = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")))
     if epochs:
         return sum(sum(json.load(open(path)).get("stage_seconds", {}).values()) for path in epochs)
@@ -60,6 +71,43 @@ def wall_seconds(run):
     times = np.sort([e.wall_time for tag in events.Tags()["tensors"] for e in events.Tensors(tag)])
     gaps = np.diff(times)
     return float(gaps[gaps < RESUME_GAP_SECONDS].sum()) if len(times) > 1 else None
+
+
+def archive_run(run, archived):
+    """Copies a live run's evaluation record into `archived` (replacing an archived copy with
+    fewer evaluations); returns whether it did."""
+    points = evaluations(run)
+    info_path = os.path.join(archived, "run_info.json")
+    if not points or (os.path.exists(info_path) and json.load(open(info_path))["evaluations"] > len(points)):
+        return False
+    staging = archived + ".new"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    for name in RUN_FILES:
+        if os.path.exists(os.path.join(run, name)):
+            shutil.copy(os.path.join(run, name), staging)
+    for name in EVAL_DIRS:
+        if os.path.isdir(os.path.join(run, name)):  # its event files and per-epoch JSON, no subdirs
+            os.makedirs(os.path.join(staging, name))
+            for path in glob.glob(os.path.join(run, name, "*")):
+                if os.path.isfile(path):
+                    shutil.copy(path, os.path.join(staging, name))
+    for path in glob.glob(os.path.join(run, "*tfevents*")):  # the random baseline's, at its top
+        shutil.copy(path, staging)
+    info = dict(finished=finished(run), evaluations=len(points), wall_seconds=wall_seconds(run))
+    with open(os.path.join(staging, "run_info.json"), "w") as f:
+        json.dump(info, f, indent=2)
+    shutil.rmtree(archived, ignore_errors=True)
+    os.replace(staging, archived)
+    return True
+
+
+def archive(runs_dir, archive_dir):
+    for game in GAMES:
+        for prefix, _ in METHODS:
+            for run in sorted(glob.glob(os.path.join(runs_dir, game, f"{prefix}_s*"))):
+                if os.path.isdir(run) and archive_run(run, os.path.join(archive_dir, game, os.path.basename(run))):
+                    print(f"archived {run}")
 
 
 def world_model_metrics(run):
@@ -80,32 +128,29 @@ def mean_std(values, digits=2):
     return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
 
 
-def game_rows(runs_dir, game):
-    """(table rows, SimPLe runs' world-model metrics, the runs evaluated so far) of one game."""
+def game_rows(archive_dir, game):
+    """(table rows, SimPLe runs' world-model metrics, the runs evaluated) of one game's archived runs."""
     rows, world_models, evaluated = [], [], []
     for prefix, label in METHODS:
-        runs = sorted(p for p in glob.glob(os.path.join(runs_dir, game, f"{prefix}_s*")) if os.path.isdir(p))
+        runs = sorted(p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p))
         if not runs:
             continue
         finals, greedy, steps, seconds, unfinished = [], [], [], [], 0
         for run in runs:
-            try:
-                step, value = final_point(run, TAG)
-            except Exception:  # no evaluation yet
-                unfinished += 1
-                continue
+            info = json.load(open(os.path.join(run, "run_info.json")))
+            step, value = evaluations(run)[-1]
             finals.append(value)
             evaluated.append(run)
-            greedy.append(final_point(run, GREEDY_TAG)[1])
+            greedy.append(float(plot.run_series(run, run, GREEDY_TAG)[2][-1]))
             steps.append(step)
-            unfinished += not finished(run)
-            if (wall := wall_seconds(run)) is not None:
-                seconds.append(wall)
+            unfinished += not info["finished"]
+            if info["wall_seconds"] is not None:
+                seconds.append(info["wall_seconds"])
             if prefix.startswith("simple") and (metrics := world_model_metrics(run)):
                 world_models.append((os.path.basename(run), metrics))
-        note = f" ({unfinished} of {len(runs)} running)" if unfinished else ""
+        note = f" ({unfinished} unfinished)" if unfinished else ""
         rows.append([game, label, f"{len(finals)}{note}", mean_std(finals), mean_std(greedy),
-                     f"{int(np.mean(steps)):,}" if steps and prefix != "random" else "—",
+                     f"{int(np.mean(steps)):,}" if prefix != "random" else "—",
                      duration(np.mean(seconds)) if seconds else "—"])
     return rows, world_models, evaluated
 
@@ -134,14 +179,17 @@ def draw(runs, game, docs_dir):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", required=True)
+    parser.add_argument("--runs", help="the experiment's runs, archived first (default: the archive alone)")
     parser.add_argument("--docs", default="docs")
     args = parser.parse_args()
+    archive_dir = os.path.join(args.docs, "results", "runs")
+    if args.runs:
+        archive(args.runs, archive_dir)
     rows, world_models, figures = [], [], []
     for game in GAMES:
-        if not os.path.isdir(os.path.join(args.runs, game)):
+        if not os.path.isdir(os.path.join(archive_dir, game)):
             continue
-        game_table, models, evaluated = game_rows(args.runs, game)
+        game_table, models, evaluated = game_rows(archive_dir, game)
         rows += game_table
         world_models += [(game, name, m) for name, m in models]
         if evaluated:

@@ -33,6 +33,7 @@ class StoredEpisode:
     indices: np.ndarray      # [T] global step indices, in time order
     starts_at_reset: bool    # its first step is the episode's first
     complete: bool           # ...and its last step ended it
+    forgotten: bool = False  # its frames were freed (a replay memory's capacity)
 
     def __len__(self):
         return len(self.indices)
@@ -47,7 +48,7 @@ class FrameStore:
         self.episodes = []          # StoredEpisode, in the order first seen
         self.shards = []            # paths read
         self.skipped = []           # damaged shards, skipped (and moved aside, see storage)
-        self.frame_shape = None
+        self.frame_shape = self.frame_dtype = None
         self._frames = []           # compressed bytes per global step
         self._columns = {name: [] for name in ("actions", "rewards", "raw_rewards", "dones")}
         self._arrays = None         # the columns joined, rebuilt after an update
@@ -61,7 +62,7 @@ class FrameStore:
 
     @property
     def compressed_bytes(self):
-        return sum(len(frame) for frame in self._frames)
+        return sum(len(frame) for frame in self._frames if frame is not None)
 
     def update(self):
         """Reads the shards written since the last call; returns how many steps they added."""
@@ -74,10 +75,16 @@ class FrameStore:
         self._arrays, self._transitions = None, {}
         return self.num_steps - before
 
+    def add_shard(self, path, shard):
+        """Adds the arrays of a shard its writer just wrote at `path` (`update` then skips that
+        path), so a replay memory need not read back what it wrote."""
+        self._add_shard(path, shard)
+        self._arrays, self._transitions = None, {}
+
     def _add_shard(self, path, shard):
         epoch = storage.epoch_of(path)
         num_envs, num_steps = shard["actions"].shape
-        self.frame_shape = shard["frames"].shape[2:]
+        self.frame_shape, self.frame_dtype = shard["frames"].shape[2:], shard["frames"].dtype
         for env in range(num_envs):
             ids = shard["episode_ids"][env]
             boundaries = np.flatnonzero(np.diff(ids)) + 1
@@ -109,12 +116,18 @@ class FrameStore:
             for i, episode in enumerate(self.episodes):
                 self._arrays["episode"][episode.indices] = i
                 self._arrays["position"][episode.indices] = np.arange(len(episode))
+            # Every episode's steps end to end: episode e's are episode_steps[episode_start[e]:][:episode_length[e]].
+            lengths = np.array([len(e) for e in self.episodes], np.int64)
+            self._arrays["episode_length"] = lengths
+            self._arrays["episode_start"] = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+            self._arrays["episode_steps"] = (np.concatenate([e.indices for e in self.episodes])
+                                             if self.episodes else np.zeros(0, np.int64))
         return self._arrays[name]
 
     def frames(self, indices):
-        """Decoded frames [..., H, W, C] uint8 of the global steps `indices` (any shape)."""
+        """Decoded frames [..., H, W, C] uint8 (or stored vectors) of the global steps `indices` (any shape)."""
         indices = np.asarray(indices)
-        flat = [np.frombuffer(lz4.block.decompress(self._frames[i]), np.uint8) for i in indices.ravel()]
+        flat = [np.frombuffer(lz4.block.decompress(self._frames[i]), self.frame_dtype) for i in indices.ravel()]
         return np.stack(flat).reshape(indices.shape + tuple(self.frame_shape))
 
     # Windows: consecutive steps of one episode.
@@ -122,7 +135,7 @@ class FrameStore:
     def chosen_episodes(self, epochs=None, min_length=1, from_start=False):
         """Indices of the episodes of `epochs` (default all) with at least `min_length` steps."""
         return [i for i, e in enumerate(self.episodes)
-                if len(e) >= min_length and (epochs is None or e.epoch in epochs)
+                if len(e) >= min_length and not e.forgotten and (epochs is None or e.epoch in epochs)
                 and (e.starts_at_reset or not from_start)]
 
     def window_starts(self, length, epochs=None, padding=0):
@@ -200,23 +213,40 @@ class FrameStore:
 
     # Transitions: a frame stack, the action taken on it, its reward and the next stack.
 
-    def transition_indices(self, epochs=None):
-        """Global steps that make a whole transition: all but the last stored step of an episode
-        that did not end there (its next observation was not stored)."""
-        key = None if epochs is None else tuple(epochs)
+    def transition_indices(self, epochs=None, n_step=1):
+        """Global steps that start a whole `n_step` transition: every stored step of an episode
+        whose end is stored, and all but the last `n_step` of one still going (the observation
+        `n_step` steps later is not stored yet). Forgotten episodes have none."""
+        key = (None if epochs is None else tuple(epochs), n_step)
         if key not in self._transitions:  # sampling asks for them with every batch
             chosen = [self.episodes[i] for i in self.chosen_episodes(epochs)]
-            parts = [e.indices if self._column("dones")[e.indices[-1]] else e.indices[:-1] for e in chosen]
+            dones = self._column("dones")
+            parts = [e.indices if dones[e.indices[-1]] else e.indices[:len(e) - n_step] for e in chosen]
             self._transitions[key] = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         return self._transitions[key]
+
+    def forget_before(self, first_kept):
+        """Frees the frames of every episode whose last stored step is before global step
+        `first_kept` (a replay memory's capacity, counted in whole episodes; an episode a killed
+        run left unfinished goes too); they are no longer sampled. Returns the global steps forgotten."""
+        forgotten = []
+        for episode in self.episodes:
+            if not episode.forgotten and episode.indices[-1] < first_kept:
+                for i in episode.indices:
+                    self._frames[i] = None
+                episode.forgotten = True
+                forgotten.append(episode.indices)
+        if forgotten:
+            self._transitions = {}
+        return np.concatenate(forgotten) if forgotten else np.zeros(0, np.int64)
 
     def _stack_steps(self, indices, first_offset, last_offset):
         """[B, n] global steps at positions offset first..last from each of `indices` within its
         episode, clamped to the episode: the first frame repeats before it, the last after it."""
         episode, position = self._column("episode")[indices], self._column("position")[indices]
         offsets = position[:, None] + np.arange(first_offset, last_offset + 1)[None]
-        return np.stack([self.episodes[e].indices[np.clip(o, 0, len(self.episodes[e]) - 1)]
-                         for e, o in zip(episode, offsets)])
+        starts, lengths = self._column("episode_start")[episode], self._column("episode_length")[episode]
+        return self._column("episode_steps")[starts[:, None] + np.clip(offsets, 0, lengths[:, None] - 1)]
 
     def stacks(self, indices, stack):
         """Frame stacks [B, stack, H, W, C] ending at the global steps `indices`; at an episode's
@@ -227,12 +257,24 @@ class FrameStore:
         """For global steps `indices` (from `transition_indices`): observations and
         next_observations [B, stack, H, W, C] uint8, actions [B] int32, rewards [B] float32
         (clipped), dones [B] bool. After a done step the next observation means nothing."""
+        transitions = self.n_step_transitions(indices, stack, 1, "rewards")
+        return dict(transitions, rewards=transitions["rewards"][:, 0], dones=transitions["dones"][:, 0])
+
+    def n_step_transitions(self, indices, stack, n_step, reward_column="rewards"):
+        """For global steps `indices` (from `transition_indices(n_step=...)`): observations
+        [B, stack, ...], actions [B] (or [B, A]), the `n_step` rewards [B, n] float32 (from
+        `reward_column`: the clipped "rewards" or the game's "raw_rewards") and dones [B, n] of
+        the steps from each index on, and next_observations [B, stack, ...] `n_step` steps later.
+        Past an episode's last stored step the rewards and dones repeat its last (a done one):
+        returns stop at the first done, and the next observation then means nothing."""
         indices = np.asarray(indices)
-        # The two stacks share stack - 1 frames: each of the stack + 1 frames is decoded once.
-        frames = self.frames(self._stack_steps(indices, 1 - stack, 1))
-        return dict(observations=frames[:, :stack], actions=self._column("actions")[indices].astype(np.int32),
-                    rewards=self._column("rewards")[indices].astype(np.float32),
-                    dones=self._column("dones")[indices].astype(bool), next_observations=frames[:, 1:])
+        # Both stacks and the steps between them: each frame is decoded once.
+        steps = self._stack_steps(indices, 1 - stack, n_step)
+        frames = self.frames(steps)
+        following = steps[:, stack - 1:stack - 1 + n_step]  # the step itself and the n - 1 after it
+        return dict(observations=frames[:, :stack], actions=self._column("actions")[indices],
+                    rewards=self._column(reward_column)[following].astype(np.float32),
+                    dones=self._column("dones")[following].astype(bool), next_observations=frames[:, n_step:])
 
     def sample_transitions(self, rng, batch_size, stack, epochs=None):
         """A batch of `batch_size` transitions drawn uniformly from `transition_indices`, as

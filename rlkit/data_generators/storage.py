@@ -3,8 +3,9 @@
 Layout: `data/epoch_{K:03d}/shard_{S:05d}.npz`, one compressed npz per shard, read with
 `allow_pickle=False`. A shard holds T consecutive steps of each of N envs:
 
-    frames       [N, T, H, W, C] uint8   the observation each action was taken on
-    actions      [N, T] int32
+    frames       [N, T, H, W, C] uint8   the observation each action was taken on (a game
+                                         without image frames: [N, T, D] float32 vectors)
+    actions      [N, T] int32            ([N, T, A] float32 for continuous actions)
     rewards      [N, T] int8             clipped to {-1, 0, 1}: what agents and world models learn
     raw_rewards  [N, T] float32          the game's score
     dones        [N, T] bool             the episode ended after this step
@@ -34,6 +35,14 @@ FIELDS = ("frames", "actions", "rewards", "raw_rewards", "dones", "firsts", "epi
 DAMAGED_SUFFIX = ".damaged"
 _DTYPES = dict(frames=np.uint8, actions=np.int32, rewards=np.int8, raw_rewards=np.float32,
                dones=np.bool_, firsts=np.bool_, episode_ids=np.int64)
+
+
+def stored_dtype(name, array):
+    """The dtype a field is stored as: observations and actions that are not integers (vector
+    observations, continuous actions) as float32, everything else as _DTYPES says."""
+    if name in ("frames", "actions") and not np.issubdtype(array.dtype, np.integer):
+        return np.float32
+    return _DTYPES[name]
 
 
 def epoch_dir(data_dir, epoch):
@@ -153,25 +162,31 @@ class RolloutWriter:
         """Records one batched step: `frames` [N, H, W, C] were seen, `actions` taken, `step` returned."""
         done = step.done
         self._steps.append(dict(
-            frames=np.asarray(frames, np.uint8), actions=np.asarray(actions, np.int32),
-            rewards=step.reward.astype(np.int8), raw_rewards=step.raw_reward.astype(np.float32),
+            frames=np.asarray(frames), actions=np.asarray(actions),
+            rewards=np.sign(step.reward).astype(np.int8), raw_rewards=step.raw_reward.astype(np.float32),
             dones=done.copy(), firsts=self._firsts.copy(), episode_ids=self._episode_ids.copy()))
         self._firsts = done.copy()
         self._episode_ids = self._new_episode_ids(done, self._episode_ids)
 
     def write_shard(self):
         """Writes the buffered steps as the next shard of the epoch; returns its path (None if empty)."""
+        return self.write_shard_arrays()[0]
+
+    def write_shard_arrays(self):
+        """As `write_shard`, returning (path, the shard's arrays); (None, None) if empty."""
         if not self._steps:
-            return None
-        arrays = {name: np.stack([s[name] for s in self._steps], axis=1).astype(_DTYPES[name])
-                  for name in FIELDS}
+            return None, None
+        arrays = {}
+        for name in FIELDS:
+            array = np.stack([s[name] for s in self._steps], axis=1)
+            arrays[name] = array.astype(stored_dtype(name, array))
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         path = os.path.join(self.directory, f"shard_{self._next_shard:05d}.npz")
         atomic_write_bytes(path, buffer.getvalue())
         self._next_shard += 1
         self._steps = []
-        return path
+        return path, arrays
 
 
 def _max_episode_id(data_dir):

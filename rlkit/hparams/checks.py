@@ -78,6 +78,13 @@ RULES = {
     "learning_rate": positive, "optimization_epochs": positive, "num_minibatches": positive,
     "gamma": discount, "gae_lambda": discount, "clip_coef": positive, "entropy_coef": non_negative,
     "value_coef": non_negative, "max_gradient_norm": positive, "dropout": probability,
+    # DQN.
+    "rmsprop_decay": probability, "optimizer_epsilon": positive, "rmsprop_centered": anything,
+    "replay_capacity": positive, "learning_starts": non_negative, "update_period": positive,
+    "target_update_period": positive, "epsilon_start": probability, "epsilon_final": probability,
+    "epsilon_decay_steps": non_negative, "eval_epsilon": probability, "double": anything, "dueling": anything,
+    "n_step": positive, "prioritized": anything, "priority_exponent": non_negative,
+    "importance_exponent_start": probability, "eval_every_steps": positive, "log_every_steps": positive,
     # The SimPLe loop.
     "epochs": positive, "num_real_env_steps": positive, "real_num_envs": positive, "real_rollout_length": positive,
     "initial_collection": non_empty, "collection": one_of("learner", "policy"),

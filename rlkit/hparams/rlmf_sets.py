@@ -4,7 +4,9 @@
 (`hparams.ppo`), overridden with dotted names: `--hparams=ppo.learning_rate=1e-4`.
 """
 
-from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_minatar
+from rlkit.hparams.dqn_sets import ddqn_params, dqn_cartpole_params, dqn_minatar_params, dqn_nature_params, \
+    dqn_rainbowish_params
+from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_cartpole, env_minatar
 from rlkit.hparams.ppo_sets import (ppo_atari_nature_params, ppo_cartpole_params, ppo_minatar_params,
                                     ppo_original_params)
 from rlkit.hparams.registry import register_hparams
@@ -104,3 +106,95 @@ def rlmf_minatar():
 def rlmf_minatar_tiny():
     """A few PPO iterations on MinAtar Breakout: for tests."""
     return _shrink_for_tests(rlmf_minatar())
+
+
+def _off_policy(hparams, learner_name, learner, num_envs, num_env_steps, shard_steps, eval_every_steps):
+    """An env set turned into an off-policy model-free set: the learner's set as
+    `hparams.<learner_name>`, the budget, the replay's shard length (agent steps per env; a
+    killed run loses at most one shard of replay) and evaluation every `eval_every_steps`."""
+    hparams.add_hparam("base_algo", learner_name)
+    hparams.add_hparam(learner_name, learner)
+    hparams.add_hparam("num_envs", num_envs)
+    hparams.add_hparam("num_env_steps", num_env_steps)
+    hparams.add_hparam("shard_steps", shard_steps)
+    hparams.add_hparam("keep_checkpoints", 2)
+    hparams.add_hparam("eval_every_steps", eval_every_steps)
+    hparams.add_hparam("log_every_steps", max(1, eval_every_steps // 10))
+    return hparams
+
+
+@register_hparams
+def rlmf_dqn_nature():
+    """Nature DQN (Mnih et al. 2015) on Atari: 84x84 grayscale, 4 frames, up to 30 no-ops, one
+    env, 50M frames (12.5M agent steps), evaluated at epsilon 0.05 every 250K agent steps."""
+    hparams = env_atari()
+    hparams.frame_height = hparams.frame_width = 84
+    hparams.grayscale = True
+    hparams.max_num_noops = 30
+    _off_policy(hparams, "dqn", dqn_nature_params(), num_envs=1, num_env_steps=12_500_000, shard_steps=10_000,
+                eval_every_steps=250_000)
+    add_eval_hparams(hparams)
+    hparams.eval_sampling_temps = [1.0]  # epsilon 0.05
+    hparams.eval_max_num_noops = 30
+    hparams.eval_batch_size = 8
+    hparams.eval_step_limit = 4500  # the paper's 5 minutes of play (18,000 frames)
+    return hparams
+
+
+@register_hparams
+def rlmf_ddqn():
+    """Double DQN (van Hasselt et al. 2016) on Atari with Nature DQN's other values."""
+    hparams = rlmf_dqn_nature()
+    hparams.dqn = ddqn_params()
+    return hparams
+
+
+@register_hparams
+def rlmf_dqn_rainbowish():
+    """Double + dueling + 3-step + prioritized DQN on Atari, Rainbow's schedule (dqn_rainbowish_params)."""
+    hparams = rlmf_dqn_nature()
+    hparams.dqn = dqn_rainbowish_params()
+    return hparams
+
+
+@register_hparams
+def rlmf_dqn_cartpole():
+    """DQN on CartPole-v1: 4 envs, 15K agent steps, greedy evaluation every 2,500."""
+    hparams = env_cartpole()
+    _off_policy(hparams, "dqn", dqn_cartpole_params(), num_envs=4, num_env_steps=15_000, shard_steps=250,
+                eval_every_steps=2_500)
+    add_eval_hparams(hparams)
+    hparams.eval_sampling_temps = [0.0]
+    hparams.eval_max_num_noops = 0
+    hparams.eval_batch_size = 8
+    hparams.eval_step_limit = 500
+    return hparams
+
+
+@register_hparams
+def rlmf_dqn_minatar():
+    """DQN on a MinAtar game as MinAtar's paper ran it (dqn_minatar_params), at docs/results.md's
+    budget and evaluation: `--hparams=game=minatar/breakout,num_env_steps=5000000` for the paper's run."""
+    hparams = env_minatar()
+    _off_policy(hparams, "dqn", dqn_minatar_params(), num_envs=1, num_env_steps=102_400, shard_steps=5_000,
+                eval_every_steps=20_480)
+    add_minatar_eval_hparams(hparams)
+    return hparams
+
+
+@register_hparams
+def rlmf_dqn_tiny():
+    """A few hundred DQN steps on Pong with double, dueling, 3-step and prioritized replay: for tests."""
+    hparams = rlmf_dqn_rainbowish()
+    hparams.num_envs = 2
+    hparams.num_env_steps = 120
+    hparams.shard_steps = 10
+    hparams.eval_every_steps = 60
+    hparams.log_every_steps = 20
+    hparams.eval_batch_size = 2
+    hparams.eval_step_limit = 20
+    hparams.dqn.learning_starts = 40
+    hparams.dqn.batch_size = 4
+    hparams.dqn.target_update_period = 40
+    hparams.dqn.epsilon_decay_steps = 100
+    return hparams

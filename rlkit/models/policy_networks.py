@@ -1,4 +1,5 @@
-"""Actor-critic networks for PPO: observations in, (policy parameters, value) out.
+"""Networks for the learners: observations in, (policy parameters, value) out for actor-critics,
+Q-values out for Q-learners (`q_network`, on the same torsos).
 
 Each builder takes the observation shape of a frame-stacked env ([k, H, W, C] frames or
 [k, D] vectors), the env's action space and the PPO hparams, and returns a Keras model.
@@ -11,7 +12,7 @@ import keras
 import numpy as np
 from keras import layers
 
-from rlkit.models.registry import register_model
+from rlkit.models.registry import get_model, register_model
 
 # Orthogonal initialisation with these gains (as in OpenAI baselines and CleanRL) makes PPO
 # noticeably more reliable: small policy logits at the start, unit-scale values.
@@ -114,3 +115,30 @@ def mlp(observation_shape, observation_dtype, action_space, hparams):
         x = _dense(size, _HIDDEN_GAIN, "tanh")(x)
     x = layers.Dropout(hparams.dropout)(x)
     return _actor_critic(inputs, x, action_space, "mlp")
+
+
+def torso(network_name, observation_shape, observation_dtype, hparams):
+    """(inputs, features) of a registered network's torso, for heads other than actor-critic
+    (the Q-learners'): the network built for two actions, cut below its policy head."""
+    model = get_model(network_name)(observation_shape, observation_dtype, gym.spaces.Discrete(2), hparams)
+    return model.input, model.get_layer("logits").input
+
+
+class DuelingHead(layers.Layer):
+    """Q = V + A - mean(A) (Wang et al. 2016): a state value and action advantages."""
+
+    def __init__(self, num_actions, **kwargs):
+        super().__init__(**kwargs)
+        self.value = layers.Dense(1)
+        self.advantages = layers.Dense(num_actions)
+
+    def call(self, features):
+        advantages = self.advantages(features)
+        return self.value(features) + advantages - keras.ops.mean(advantages, axis=-1, keepdims=True)
+
+
+def q_network(network_name, observation_shape, observation_dtype, num_actions, hparams, dueling=False):
+    """Q-values [B, A] from a registered network's torso: a linear head, or a dueling one."""
+    inputs, features = torso(network_name, observation_shape, observation_dtype, hparams)
+    head = DuelingHead(num_actions, name="dueling") if dueling else layers.Dense(num_actions, name="q_values")
+    return keras.Model(inputs, head(features), name=f"{network_name}_q")

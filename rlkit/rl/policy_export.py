@@ -74,13 +74,15 @@ class Policy(tf.Module):
 
 def export_policy(policy, path):
     """Writes `policy` as a SavedModel to `path`, replacing an older export only once the new one
-    is whole."""
+    is whole. An export's `best/` (the trainers' best policy so far) stays in place."""
     staging = path.rstrip("/") + ".tmp"
     shutil.rmtree(staging, ignore_errors=True)
     tf.saved_model.save(policy, staging, signatures={"serving_default": policy.act})
     previous = path.rstrip("/") + ".old"
     if os.path.exists(path):
         os.replace(path, previous)
+        if os.path.isdir(os.path.join(previous, "best")):
+            os.replace(os.path.join(previous, "best"), os.path.join(staging, "best"))
     os.replace(staging, path)
     shutil.rmtree(previous, ignore_errors=True)
 

@@ -58,6 +58,8 @@ def normalize(advantages):
 class PPOLearner:
     """A policy network trained with PPO, with its optimizer and random state."""
 
+    off_policy = False  # trained by rlkit.rl.on_policy.train_on_policy
+
     def __init__(self, hparams, observation_shape, observation_dtype, action_space, seed):
         self.hparams = hparams
         network = get_model(hparams.policy_network)(observation_shape, observation_dtype, action_space, hparams)

@@ -1,4 +1,4 @@
-"""Return estimators shared by the policy-gradient learners."""
+"""Return estimators shared by the learners: GAE for policy gradients, n-step targets for Q-learning."""
 
 import numpy as np
 
@@ -21,3 +21,21 @@ def gae(rewards, values, dones, last_values, gamma, lam):
         advantages[t] = next_advantage
         next_values = values[t]
     return advantages, (advantages + values).astype(np.float32)
+
+
+def n_step_targets(rewards, dones, gamma):
+    """The n-step return of each sampled transition and the discount of its bootstrap.
+
+    rewards, dones: [B, n], the rewards and dones of the n steps from the transition on.
+    Returns (returns [B], discounts [B]) float32: returns = sum_k gamma^k r_k up to and including
+    the first done step; discounts = gamma^n if no step was done (bootstrap from the value n
+    steps later), else 0.
+    """
+    rewards = np.asarray(rewards, np.float32)
+    alive = np.cumprod(1.0 - np.asarray(dones, np.float32), axis=1)  # alive[k]: no done at 0..k
+    # Step k counts if no step before it was done.
+    counts = np.concatenate([np.ones_like(alive[:, :1]), alive[:, :-1]], axis=1)
+    powers = gamma ** np.arange(rewards.shape[1], dtype=np.float32)
+    returns = (rewards * counts * powers).sum(axis=1)
+    discounts = alive[:, -1] * gamma ** rewards.shape[1]
+    return returns.astype(np.float32), discounts.astype(np.float32)

@@ -3,8 +3,10 @@
     python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_base --hparams=game=pong --output_dir=DIR
 
 OUTPUT_DIR gets hparams.json, operative_config.gin, checkpoints/ (the last few), TensorBoard
-events in train/ and eval/, and the final policy as a SavedModel in policy/. Rerunning the same
-command after the process was killed resumes from the last checkpoint.
+events in train/ and eval/, the final policy as a SavedModel in policy/ and the best evaluated
+one in policy/best, and for off-policy learners (DQN) the replay memory's shards in replay/.
+Rerunning the same command after the process was killed resumes from the last checkpoint, with
+the stored replay.
 """
 
 import os
@@ -16,49 +18,89 @@ from absl import flags, logging
 from rlkit import cli
 from rlkit.checkpoints import restore_latest
 from rlkit.data_generators.batch_env import FrameStack
+from rlkit.data_generators.replay import ReplayMemory
 from rlkit.data_generators.make_env import make_batch_env
 from rlkit.rl import evaluation
 from rlkit.rl.learner import build_learner, check_learner
+from rlkit.rl.off_policy import train_off_policy
 from rlkit.rl.on_policy import train_on_policy
 from rlkit.summaries import write_summaries
 
 
+def main_return(results):
+    """The return a run's best policy is chosen by: the mean unclipped return at temperature 1
+    (the policy's own sampling: PPO's softmax, DQN's evaluation epsilon), else the first cell's."""
+    cells = [name for name in results if name.startswith("sampling_temp_1.0_")] or list(results)
+    return results[cells[0]]["mean_unclipped"]
+
+
 def train(hparams, output_dir, seed):
     """Runs (or resumes) training as `hparams` describe; returns the last evaluation
-    ({eval grid cell: summary}) with the iterations and env steps done."""
+    ({eval grid cell: summary}) with the iterations and env steps done.
+
+    On-policy learners (PPO) train on rollouts (`train_on_policy`), off-policy ones (DQN) on
+    replay batches (`train_off_policy`, the replay memory in OUTPUT_DIR/replay). After each
+    evaluation the policy with the best return so far is exported to policy/best."""
     keras.utils.set_random_seed(seed)
     env = make_batch_env(hparams, hparams.num_envs)
     learner = build_learner(hparams, env.observation_space, env.action_space, seed)
     iterations = tf.Variable(0, dtype=tf.int64)
     env_steps = tf.Variable(0, dtype=tf.int64)
-    checkpoint = tf.train.Checkpoint(iteration=iterations, env_steps=env_steps, **learner.checkpointables())
+    best_return = tf.Variable(-float("inf"), dtype=tf.float64)
+    checkpoint = tf.train.Checkpoint(iteration=iterations, env_steps=env_steps, best_return=best_return,
+                                     **learner.checkpointables())
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, "checkpoints"),
                                          max_to_keep=hparams.keep_checkpoints)
     if restore_latest(checkpoint, manager, f"the {hparams.base_algo} learner"):
         logging.info("Resumed from %s at iteration %d, %d env steps", manager.latest_checkpoint,
                      int(iterations), int(env_steps))
     cli.write_operative_config(output_dir)
-
-    # Whole iterations within the budget: num_env_steps is never exceeded.
-    total_iterations = max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length))
     eval_writer = tf.summary.create_file_writer(os.path.join(output_dir, "eval"))
+    train_writer = tf.summary.create_file_writer(os.path.join(output_dir, "train"))
+    policy_dir = os.path.join(output_dir, "policy")
     last_eval = {}
 
-    def evaluate(iteration, metrics):
-        if iteration % hparams.eval_every_iterations and iteration != total_iterations:
-            return
+    def evaluate():
         results, _ = evaluation.evaluate_policy(hparams, learner.act, seed)
         write_summaries(eval_writer, int(env_steps), evaluation.policy_scalars(results))
         last_eval.update(results)
+        if main_return(results) > float(best_return):
+            best_return.assign(main_return(results))
+            learner.export(os.path.join(policy_dir, "best"))
+            logging.info("Best return so far (%.2f): policy exported to %s", float(best_return),
+                         os.path.join(policy_dir, "best"))
 
-    train_on_policy(learner, FrameStack(env, hparams.frame_stack_size), iterations, env_steps, total_iterations,
-                    total_iterations, seed, tf.summary.create_file_writer(os.path.join(output_dir, "train")),
-                    save_checkpoint=lambda: manager.save(checkpoint_number=int(iterations)),
-                    checkpoint_every=hparams.checkpoint_every_iterations, after_iteration=evaluate)
-    learner.export(os.path.join(output_dir, "policy"))
+    def save_checkpoint():
+        manager.save(checkpoint_number=int(env_steps) if learner.off_policy else int(iterations))
+
+    if learner.off_policy:
+        total_steps = hparams.num_env_steps
+        replay = ReplayMemory(os.path.join(output_dir, "replay"), env.num_envs, hparams.frame_stack_size,
+                              learner.hparams.replay_capacity, hparams.shard_steps, learner.hparams.n_step,
+                              env.clip_rewards, learner.hparams.prioritized, learner.hparams.priority_exponent)
+        logging.info("Replay memory: %d stored transitions", len(replay))
+
+        def after_step(steps):
+            if steps // hparams.eval_every_steps > (steps - env.num_envs) // hparams.eval_every_steps \
+                    or steps >= total_steps:
+                evaluate()
+        train_off_policy(learner, FrameStack(env, hparams.frame_stack_size), replay, env_steps, total_steps,
+                         total_steps, seed, train_writer, save_checkpoint=save_checkpoint, after_step=after_step,
+                         log_every_steps=hparams.log_every_steps)
+    else:
+        # Whole iterations within the budget: num_env_steps is never exceeded.
+        total_iterations = max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length))
+
+        def after_iteration(iteration, metrics):
+            if iteration % hparams.eval_every_iterations == 0 or iteration == total_iterations:
+                evaluate()
+        train_on_policy(learner, FrameStack(env, hparams.frame_stack_size), iterations, env_steps, total_iterations,
+                        total_iterations, seed, train_writer, save_checkpoint=save_checkpoint,
+                        checkpoint_every=hparams.checkpoint_every_iterations, after_iteration=after_iteration)
+    learner.export(policy_dir)
     env.close()
-    logging.info("Done: %d iterations, %d env steps; policy exported to %s", int(iterations),
-                 int(env_steps), os.path.join(output_dir, "policy"))
+    logging.info("Done: %d env steps; policy exported to %s (best: %s)", int(env_steps), policy_dir,
+                 os.path.join(policy_dir, "best"))
     return dict(eval=last_eval, iterations=int(iterations), env_steps=int(env_steps))
 
 

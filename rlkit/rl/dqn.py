@@ -1,0 +1,176 @@
+"""Deep Q-networks: Nature DQN (Mnih et al. 2015) and its options, Double DQN (van Hasselt et al.
+2016), the dueling head (Wang et al. 2016), n-step returns and prioritized replay (Schaul et al.
+2016).
+
+The loss is `dqn_loss`, a pure function of tensors, on targets from `q_learning_targets`;
+`DQNLearner` (registered as base_algo "dqn") holds the online and target networks, the
+optimizer and the random state, acts epsilon-greedily and updates on replay batches
+(`rlkit.data_generators.replay`). `rlkit.rl.off_policy.train_off_policy` drives it.
+"""
+
+import functools
+
+import gin
+import gymnasium as gym
+import keras
+import numpy as np
+import tensorflow as tf
+
+from rlkit.models.optimizers import make_optimizer
+from rlkit.models.policy_networks import q_network
+from rlkit.rl.learner import register_learner
+from rlkit.rl.policy_export import action_count, export_policy
+from rlkit.rl.returns import n_step_targets
+
+LOSS_KEYS = frozenset({"loss", "q_values", "td_error"})
+
+
+def q_learning_targets(next_q_target, next_q_online, returns, discounts, double):
+    """Bootstrapped targets [B]: returns + discounts * Q_target(s', a'), with a' the target
+    network's greedy action (DQN) or the online network's (Double DQN). next_q_*: [B, A]."""
+    if double:
+        next_actions = tf.argmax(next_q_online, axis=-1, output_type=tf.int32)
+    else:
+        next_actions = tf.argmax(next_q_target, axis=-1, output_type=tf.int32)
+    next_values = tf.gather(next_q_target, next_actions, batch_dims=1)
+    return tf.stop_gradient(returns + discounts * next_values)
+
+
+def dqn_loss(q_values, actions, targets, weights):
+    """The DQN objective on a batch: q_values [B, A], actions [B], targets [B], importance
+    weights [B] (ones without prioritized replay). Returns (loss, metrics, td_errors [B]).
+
+    loss = mean(weights * huber(targets - Q(s, a))), the Huber loss with delta 1 being Nature
+    DQN's error clipped to [-1, 1].
+    """
+    assert q_values.shape.rank == 2 and all(x.shape.rank == 1 for x in (actions, targets, weights)), \
+        [x.shape for x in (q_values, actions, targets, weights)]
+    taken = tf.gather(q_values, actions, batch_dims=1)
+    td_errors = targets - taken
+    absolute = tf.abs(td_errors)
+    huber = tf.where(absolute <= 1.0, 0.5 * tf.square(td_errors), absolute - 0.5)
+    loss = tf.reduce_mean(weights * huber)
+    metrics = {"loss": loss, "q_values": tf.reduce_mean(taken), "td_error": tf.reduce_mean(absolute)}
+    return loss, metrics, td_errors
+
+
+def epsilon_at(hparams, agent_steps):
+    """Exploration: epsilon falls linearly from epsilon_start to epsilon_final over the first
+    epsilon_decay_steps agent steps, then stays."""
+    fraction = min(1.0, agent_steps / max(hparams.epsilon_decay_steps, 1))
+    return hparams.epsilon_start + fraction * (hparams.epsilon_final - hparams.epsilon_start)
+
+
+class QPolicy(tf.Module):
+    """Epsilon-greedy acting on a Q-network, exported with the actor-critics' `act` signature:
+    temperature 0 acts greedily, temperature t > 0 with epsilon = min(1, t x eval_epsilon), so
+    the evaluation grid's temperature 1 is the set's evaluation epsilon. `log_prob` is the
+    action's probability under that epsilon-greedy policy; `value` is max_a Q."""
+
+    def __init__(self, network, num_actions, observation_shape, observation_dtype, eval_epsilon, seed):
+        super().__init__()
+        self.network = network
+        self.rng = tf.random.Generator.from_seed(seed)
+        self.action_count = tf.Variable(num_actions, trainable=False, name="action_count")
+        self.eval_epsilon = tf.Variable(eval_epsilon, trainable=False, dtype=tf.float32, name="eval_epsilon")
+        spec = tf.TensorSpec((None,) + tuple(observation_shape), observation_dtype, name="observation")
+        self.act = tf.function(self._act, input_signature=[spec, tf.TensorSpec((), tf.float32, name="temperature")])
+        self.act_epsilon = tf.function(self._act_epsilon, input_signature=[spec, tf.TensorSpec((), tf.float32)])
+
+    def _act(self, observation, temperature):
+        return self._act_epsilon(observation, tf.minimum(1.0, temperature * self.eval_epsilon))
+
+    def _act_epsilon(self, observation, epsilon):
+        q_values = self.network(observation, training=False)
+        batch, num_actions = tf.shape(q_values)[0], tf.shape(q_values)[1]
+        greedy = tf.argmax(q_values, axis=-1, output_type=tf.int32)
+        explore = self.rng.uniform([batch]) < epsilon
+        random = self.rng.uniform([batch], 0, num_actions, dtype=tf.int32)
+        action = tf.where(explore, random, greedy)
+        uniform = epsilon / tf.cast(num_actions, tf.float32)
+        probability = tf.where(action == greedy, 1.0 - epsilon + uniform, uniform)
+        return {"action": action, "log_prob": tf.math.log(probability), "value": tf.reduce_max(q_values, axis=-1)}
+
+
+class DQNLearner:
+    """A Q-network and its target network trained by Q-learning on replay batches."""
+
+    off_policy = True  # trained by rlkit.rl.off_policy.train_off_policy
+
+    def __init__(self, hparams, observation_shape, observation_dtype, action_space, seed):
+        if not isinstance(action_space, gym.spaces.Discrete):
+            raise ValueError(f"DQN needs discrete actions, not {action_space}: use naf for continuous ones")
+        self.hparams = hparams
+        num_actions = action_count(action_space)
+        build = functools.partial(q_network, hparams.policy_network, observation_shape, observation_dtype,
+                                  num_actions, hparams, dueling=hparams.dueling)
+        self.network, self.target_network = build(), build()
+        self.target_network.set_weights(self.network.get_weights())
+        self.policy = QPolicy(self.network, num_actions, observation_shape, observation_dtype,
+                              hparams.eval_epsilon, seed)
+        # Nature DQN's RMSProp unless gin binds another optimizer (`dqn/make_optimizer.optimizer`).
+        default = functools.partial(keras.optimizers.RMSprop, rho=hparams.rmsprop_decay,
+                                    epsilon=hparams.optimizer_epsilon, centered=hparams.rmsprop_centered)
+        with gin.config_scope("dqn"):
+            self.optimizer = make_optimizer(hparams.learning_rate, default=default)
+        self.optimizer.build(self.network.trainable_variables)
+        # Called through its concrete function: a tf.function's per-call dispatch cost more than
+        # a CartPole update itself.
+        observations = tf.TensorSpec((None,) + tuple(observation_shape), observation_dtype)
+        self._compiled_train_step = tf.function(self._train_step).get_concrete_function(
+            observations, tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.float32),
+            tf.TensorSpec([None], tf.float32), observations, tf.TensorSpec([None], tf.float32))
+
+    def checkpointables(self):
+        """What a checkpoint must hold to continue training."""
+        return dict(network=self.network, target_network=self.target_network, optimizer=self.optimizer,
+                    policy_rng=self.policy.rng)
+
+    def set_learning_rate(self, learning_rate):
+        self.optimizer.learning_rate.assign(learning_rate)
+
+    def act(self, observation, temperature=1.0):
+        """Actions [B]: greedy at temperature 0, else epsilon-greedy at the evaluation epsilon."""
+        return self.policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
+
+    def epsilon_at(self, agent_steps):
+        return epsilon_at(self.hparams, agent_steps)
+
+    def explore(self, observation, epsilon):
+        """Actions [B], epsilon-greedy at the training schedule's `epsilon`."""
+        return self.policy.act_epsilon(tf.convert_to_tensor(observation), tf.constant(epsilon, tf.float32))["action"].numpy()
+
+    def sync_target(self):
+        for target, online in zip(self.target_network.variables, self.network.variables):
+            target.assign(online)
+
+    def export(self, path):
+        export_policy(self.policy, path)
+
+    def _train_step(self, observations, actions, returns, discounts, next_observations, weights):
+        next_q_target = self.target_network(next_observations, training=False)
+        next_q_online = self.network(next_observations, training=False) if self.hparams.double else next_q_target
+        targets = q_learning_targets(next_q_target, next_q_online, returns, discounts, self.hparams.double)
+        with tf.GradientTape() as tape:
+            loss, metrics, td_errors = dqn_loss(self.network(observations, training=True), actions, targets, weights)
+        variables = self.network.trainable_variables
+        gradients = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        return metrics, td_errors
+
+    def update(self, batch):
+        """One gradient step on a replay batch (`ReplayMemory.sample`); returns the metrics and,
+        as `td_errors`, the batch's TD errors (new priorities for prioritized replay)."""
+        returns, discounts = n_step_targets(batch["rewards"], batch["dones"], self.hparams.gamma)
+        metrics, td_errors = self._compiled_train_step(
+            tf.constant(batch["observations"]), tf.constant(batch["actions"], tf.int32), tf.constant(returns),
+            tf.constant(discounts), tf.constant(batch["next_observations"]), tf.constant(batch["weights"], tf.float32))
+        metrics = {name: float(value) for name, value in metrics.items()}
+        assert set(metrics) == LOSS_KEYS, set(metrics)
+        return dict(metrics, td_errors=td_errors.numpy())
+
+
+@register_learner
+def dqn(hparams, observation_shape, observation_dtype, action_space, seed):
+    """DQN on `hparams`, a DQN set (dqn_nature_params and its kind)."""
+    return DQNLearner(hparams, observation_shape, observation_dtype, action_space, seed)

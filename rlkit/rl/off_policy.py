@@ -1,0 +1,94 @@
+"""The off-policy training loop: acting into a replay memory, learner updates on sampled
+batches, target-network syncs, checkpoints, summaries and progress, in one function.
+
+It drives DQN in `trainer_model_free`, beside `rlkit.rl.on_policy.train_on_policy` for PPO.
+Callers pass what differs: the env, the replay memory, the counter they checkpoint, what
+happens after each env step (evaluation).
+"""
+
+import collections
+
+import numpy as np
+from absl import logging
+
+from rlkit.progress import Progress
+from rlkit.rl.schedules import learning_rate_at
+from rlkit.summaries import write_summaries
+
+
+def importance_exponent_at(hparams, progress):
+    """Prioritized replay's beta, annealed linearly from importance_exponent_start to 1 over the
+    run (Schaul et al. 2016)."""
+    start = hparams.importance_exponent_start
+    return start + min(1.0, progress) * (1.0 - start)
+
+
+def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps, seed, writer,
+                     save_checkpoint=None, after_step=None, log_every_steps=10_000):
+    """Acts with `learner` on `env` into `replay` and updates it until `env_steps` reaches
+    `target_steps`; returns the metrics of the last update ({} if none ran).
+
+    env: a FrameStack. env_steps: a tf.Variable the caller checkpoints, the x axis of the
+    summaries. total_steps: the run's length, over which the learning rate, epsilon and the
+    importance exponent run. Learning starts after `learning_starts` steps; every
+    `update_period` agent steps (summed over the envs) one batch is sampled and learned from,
+    and every `target_update_period` agent steps the target network is synced.
+    save_checkpoint() runs whenever the replay writes a shard (so the stored replay and the
+    counters resume together) and at the end; after_step(env_steps) after every env step.
+    """
+    hparams = learner.hparams
+    num_envs = env.env.num_envs
+    done_steps = int(env_steps)
+    rng = np.random.default_rng(seed + done_steps)  # replay sampling, seeded anew on resume
+    progress = Progress(target_steps, done_steps)
+    recent_returns = collections.deque(maxlen=100)
+    recent_metrics = []
+    owed_updates = 0.0
+    # Env state is not checkpointed: a resumed run starts new episodes, seeded anew.
+    observation = env.reset(seed=seed + done_steps)
+    metrics = {}
+    while done_steps < target_steps:
+        epsilon = learner.epsilon_at(done_steps)
+        actions = learner.explore(observation, epsilon)
+        next_observation, step = env.step(actions)
+        wrote_shard = replay.add(observation[:, -1], actions, step)
+        observation = next_observation
+        previous_steps, done_steps = done_steps, done_steps + num_envs
+        env_steps.assign(done_steps)
+        recent_returns.extend(step.episode_return[step.done].tolist())
+
+        if done_steps >= hparams.learning_starts and len(replay):
+            learner.set_learning_rate(learning_rate_at(hparams, done_steps / total_steps))
+            beta = importance_exponent_at(hparams, done_steps / total_steps)
+            owed_updates += num_envs / hparams.update_period
+            while owed_updates >= 1:
+                batch = replay.sample(rng, hparams.batch_size, importance_exponent=beta)
+                metrics = learner.update(batch)
+                td_errors = metrics.pop("td_errors")
+                if replay.prioritized:
+                    replay.update_priorities(batch["indices"], td_errors)
+                recent_metrics.append(metrics)
+                owed_updates -= 1
+        if done_steps // hparams.target_update_period > previous_steps // hparams.target_update_period:
+            learner.sync_target()
+
+        if done_steps // log_every_steps > previous_steps // log_every_steps or done_steps >= target_steps:
+            scalars = {"charts/epsilon": epsilon, "charts/steps_per_second": progress.rate(done_steps),
+                       "charts/replay_transitions": len(replay)}
+            if recent_metrics:
+                scalars.update({f"losses/{name}": float(np.mean([m[name] for m in recent_metrics]))
+                                for name in recent_metrics[0]})
+            if recent_returns:
+                scalars["charts/episodic_return"] = float(np.mean(recent_returns))
+            write_summaries(writer, done_steps, scalars)
+            returns = dict(mean_return=float(np.mean(recent_returns))) if recent_returns else {}
+            loss = dict(loss=scalars["losses/loss"]) if recent_metrics else {}
+            logging.info(progress.line(done_steps, epsilon=round(epsilon, 3), **returns, **loss))
+            recent_metrics = []
+        if done_steps >= target_steps:
+            replay.flush()
+        if save_checkpoint is not None and (wrote_shard or done_steps >= target_steps):
+            save_checkpoint()
+        if after_step is not None:
+            after_step(done_steps)
+    return metrics

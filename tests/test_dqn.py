@@ -1,0 +1,226 @@
+"""DQN and its replay: numerical checks against plain numpy, the commands end to end, learning
+on CartPole, and a killed run resuming with its replay."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
+from rlkit.data_generators.replay import ReplayMemory, SumTree
+from rlkit.hparams import create_hparams
+from rlkit.rl.dqn import dqn_loss, epsilon_at, q_learning_targets
+from rlkit.rl.returns import n_step_targets
+from rlkit.rl.trainer_model_free import train
+from test_storage import NUM_ENVS, fake_step, frames_at, write_collection
+
+TRAINER = "rlkit.rl.trainer_model_free"
+
+
+def test_n_step_targets_match_a_plain_loop():
+    rng = np.random.default_rng(0)
+    rewards = rng.normal(size=(64, 3)).astype(np.float32)
+    dones = rng.random((64, 3)) < 0.2
+    returns, discounts = n_step_targets(rewards, dones, 0.9)
+    for i in range(64):
+        expected, discount = 0.0, 0.9 ** 3
+        for k in range(3):
+            expected += 0.9 ** k * rewards[i, k]
+            if dones[i, k]:
+                discount = 0.0
+                break
+        assert returns[i] == pytest.approx(expected, abs=1e-5) and discounts[i] == pytest.approx(discount)
+
+
+def test_dqn_and_double_dqn_targets_match_numpy():
+    rng = np.random.default_rng(1)
+    target, online = rng.normal(size=(2, 16, 4)).astype(np.float32)
+    returns, discounts = rng.normal(size=16).astype(np.float32), np.full(16, 0.99, np.float32)
+    dqn = q_learning_targets(tf.constant(target), tf.constant(online), returns, discounts, double=False).numpy()
+    double = q_learning_targets(tf.constant(target), tf.constant(online), returns, discounts, double=True).numpy()
+    np.testing.assert_allclose(dqn, returns + 0.99 * target.max(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(double, returns + 0.99 * target[np.arange(16), online.argmax(axis=1)], rtol=1e-6)
+    assert not np.allclose(dqn, double)
+
+
+def test_dqn_loss_is_the_weighted_huber_loss_of_the_taken_actions():
+    rng = np.random.default_rng(2)
+    q_values = rng.normal(size=(8, 3)).astype(np.float32)
+    actions = rng.integers(3, size=8).astype(np.int32)
+    targets = (rng.normal(size=8) * 3).astype(np.float32)  # some errors beyond 1: the linear part
+    weights = rng.random(8).astype(np.float32)
+    loss, metrics, td_errors = dqn_loss(tf.constant(q_values), tf.constant(actions), tf.constant(targets),
+                                        tf.constant(weights))
+    errors = targets - q_values[np.arange(8), actions]
+    huber = np.where(np.abs(errors) <= 1, 0.5 * errors ** 2, np.abs(errors) - 0.5)
+    assert float(loss) == pytest.approx(np.mean(weights * huber), rel=1e-5)
+    np.testing.assert_allclose(td_errors.numpy(), errors, rtol=1e-6)
+    assert set(metrics) == {"loss", "q_values", "td_error"}
+
+
+def test_epsilon_falls_linearly_then_stays():
+    hparams = create_hparams("dqn_nature_params")
+    assert epsilon_at(hparams, 0) == 1.0
+    assert epsilon_at(hparams, 500_000) == pytest.approx(0.55)
+    assert epsilon_at(hparams, 1_000_000) == epsilon_at(hparams, 5_000_000) == pytest.approx(0.1)
+
+
+def test_sum_tree_samples_in_proportion_to_priorities():
+    tree = SumTree(5)
+    priorities = np.array([1.0, 0.0, 3.0, 6.0, 0.0])
+    tree.set(np.arange(5), priorities)
+    assert tree.total == 10.0
+    drawn = tree.find(np.random.default_rng(0).uniform(0, tree.total, size=100_000))
+    np.testing.assert_allclose(np.bincount(drawn, minlength=5) / 100_000, priorities / 10, atol=0.01)
+    np.testing.assert_array_equal(tree.find(np.array([0.0, 0.999, 1.0, 3.999, 4.0, 9.999])), [0, 0, 2, 2, 3, 3])
+    tree.grow(3000)  # room for more slots keeps the priorities
+    assert tree.total == 10.0 and tree.get([3]) == 6.0
+
+
+def test_prioritized_replay_draws_by_priority_with_importance_weights(tmp_path):
+    replay = ReplayMemory(str(tmp_path / "replay"), NUM_ENVS, stack=2, capacity=1000, shard_steps=8,
+                          prioritized=True, priority_exponent=0.5)
+    for t in range(16):
+        replay.add(frames_at(t)[:, :, :, :], np.array([0, 1]), fake_step(t, [False, t == 12], [0.0, 0.0]))
+    candidates = replay.candidates()
+    assert len(candidates) == 30  # the last step of an ongoing episode waits for its next
+    sampled = replay.sample(np.random.default_rng(0), 4, importance_exponent=0.4)
+    assert (sampled["weights"] == 1).all()  # every new transition has the largest priority
+    td_errors = np.zeros(len(candidates))
+    td_errors[:3] = [1.0, 3.0, 8.0]
+    replay.update_priorities(candidates, td_errors)
+    batch = replay.sample(np.random.default_rng(1), 20_000, importance_exponent=0.4)
+    probabilities = (np.abs(td_errors) + 1e-6) ** 0.5
+    probabilities /= probabilities.sum()
+    shares = np.array([np.mean(batch["indices"] == candidates[i]) for i in range(3)])
+    np.testing.assert_allclose(shares, probabilities[:3], atol=0.01)
+    # w_i = (N P(i))^-beta over the batch's largest: the rarest transition has the largest weight.
+    expected = (len(candidates) * probabilities[:3]) ** -0.4
+    largest = (len(candidates) * probabilities.min()) ** -0.4
+    for i in range(3):
+        weight = batch["weights"][batch["indices"] == candidates[i]][0]
+        assert weight == pytest.approx(expected[i] / largest, rel=1e-4)
+
+
+def test_n_step_transitions_sum_rewards_to_the_episode_end_and_stack_the_next_observation(tmp_path):
+    data_dir = str(tmp_path / "data")
+    write_collection(data_dir)  # env 0's episodes end after steps 9 and 25, env 1's after 20
+    store = FrameStore(data_dir)
+    indices = store.transition_indices(n_step=3)
+    # Ongoing episodes (env 0 from step 26, env 1 from 21) lose their last 3 steps, not 1.
+    assert len(indices) == 60 - 2 * 3
+    batch = store.n_step_transitions(indices, stack=2, n_step=3, reward_column="raw_rewards")
+    for i in range(len(indices)):
+        env, t = batch["observations"][i, -1, 0, 0, :2]
+        ends = [9, 25] if env == 0 else [20]
+        end = min([e for e in ends if e >= t], default=None)
+        raw = lambda s: (5.0 if s % 7 == 0 else 0.0) if env == 0 else (-2.0 if s % 5 == 0 else 0.0)  # noqa: E731
+        steps = [s for s in range(t, t + 3) if end is None or s <= end]
+        rewards, dones = batch["rewards"][i], batch["dones"][i]
+        np.testing.assert_array_equal(rewards[:len(steps)], [raw(s) for s in steps])
+        assert dones.any() == (end is not None and end < t + 3)
+        if not dones.any():  # the stack 3 steps later, of the same env
+            np.testing.assert_array_equal(batch["next_observations"][i, :, 0, 0, :2], [[env, t + 2], [env, t + 3]])
+
+
+def test_replay_forgets_whole_old_episodes_beyond_its_capacity(tmp_path):
+    replay = ReplayMemory(str(tmp_path / "replay"), NUM_ENVS, stack=1, capacity=20, shard_steps=5,
+                          clip_rewards=False)
+    for t in range(40):
+        replay.add(frames_at(t), np.array([0, 1]), fake_step(t, [t % 10 == 9, t % 10 == 9], [1.0, 2.0]))
+    # 80 steps stored, in episodes of 10 steps per env; capacity 20: the episodes whose last step
+    # is older than the newest 20 steps are gone, the others stay whole.
+    assert replay.num_steps == 80
+    kept = replay.candidates()
+    kept_times = sorted({int(t) for t in replay.store.frames(kept)[:, 0, 0, 1]})
+    assert kept_times == list(range(30, 40))
+    assert replay.store.compressed_bytes * 3 < FrameStore(str(tmp_path / "replay")).compressed_bytes  # freed
+    batch = replay.sample(np.random.default_rng(0), 16)
+    assert set(batch["rewards"][:, 0]) <= {1.0, 2.0}  # the game's rewards, unclipped
+    # A new memory on the same directory reads the stored shards back: a resumed run's replay.
+    again = ReplayMemory(str(tmp_path / "replay"), NUM_ENVS, stack=1, capacity=20, shard_steps=5)
+    assert again.num_steps == 80 and len(again) == len(replay)
+
+
+def test_vector_observations_and_float_rewards_are_stored_as_they_are(tmp_path):
+    writer = storage.RolloutWriter(str(tmp_path / "data"), 0, 2)
+    observations = np.array([[0.25, -1.5], [3.0, 0.125]], np.float32)
+    writer.add(observations, np.array([1, 0]), fake_step(0, [False, False], [-0.75, 2.5]))
+    path, arrays = writer.write_shard_arrays()
+    shard = storage.load_shard(path)
+    assert shard["frames"].dtype == np.float32 and shard["frames"].shape == (2, 1, 2)
+    np.testing.assert_array_equal(shard["frames"][:, 0], observations)
+    np.testing.assert_array_equal(shard["raw_rewards"][:, 0], [-0.75, 2.5])
+    np.testing.assert_array_equal(shard["rewards"][:, 0], [-1, 1])  # clipped: the sign
+    store = FrameStore(str(tmp_path / "data"))
+    np.testing.assert_array_equal(store.frames([0, 1]), observations)
+
+
+def test_rlmf_dqn_tiny_through_the_command_line_and_the_evaluator(cli, tmp_path):
+    out = str(tmp_path / "run")
+    result = cli(TRAINER, "--hparams_set=rlmf_dqn_tiny", f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert os.path.exists(os.path.join(out, "policy", "saved_model.pb"))
+    assert os.path.exists(os.path.join(out, "policy", "best", "saved_model.pb"))
+    assert storage.list_shards(os.path.join(out, "replay"))  # the replay's shards
+    assert "Eval sampling_temp_1.0_max_noops_30" in result.stderr
+    evaluated = cli("rlkit.rl.evaluator", f"--policy_dir={out}/policy/best", f"--eval_metrics_dir={out}/eval_best",
+                    "--hparams=eval_step_limit=10")
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    summary = json.load(open(os.path.join(out, "eval_best", "summary.json")))
+    assert set(summary["results"]["policy"]) == {"sampling_temp_1.0_max_noops_30", "sampling_temp_1.0_max_noops_0"}
+
+
+def test_exported_dqn_policy_is_epsilon_greedy_at_the_evaluation_epsilon(tmp_path):
+    hparams = create_hparams("rlmf_dqn_cartpole", "num_env_steps=8,dqn.eval_epsilon=0.5,eval_every_steps=1000")
+    train(hparams, str(tmp_path / "run"), seed=0)
+    policy = tf.saved_model.load(str(tmp_path / "run" / "policy"))
+    observations = tf.constant(np.random.default_rng(0).normal(size=(4000, 1, 4)), tf.float32)
+    greedy = policy.act(observations, 0.0)
+    assert (greedy["log_prob"].numpy() == 0).all()
+    sampled = policy.act(observations, 1.0)
+    changed = np.mean(sampled["action"].numpy() != greedy["action"].numpy())
+    assert changed == pytest.approx(0.5 * 0.5, abs=0.03)  # epsilon 0.5, half of the random actions differ
+
+
+def test_dqn_learns_cartpole(tmp_path):
+    """Seeded: the best greedy evaluation reaches CartPole's 195 within 15K agent steps (~1 min)."""
+    hparams = create_hparams("rlmf_dqn_cartpole")
+    train(hparams, str(tmp_path / "run"), seed=0)
+    from rlkit.rl.plot import read_scalar
+    _, returns = read_scalar(str(tmp_path / "run" / "eval"), "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped")
+    assert returns.max() >= 195, returns
+    assert returns[-1] >= 150, returns
+
+
+def test_killed_dqn_run_resumes_with_its_replay_and_step_count(cli, tmp_path):
+    args = ["--hparams_set=rlmf_dqn_cartpole", "--hparams=num_env_steps=1600,shard_steps=50,eval_every_steps=100000"]
+    out = str(tmp_path / "run")
+    process = subprocess.Popen([sys.executable, "-m", TRAINER, *args, f"--output_dir={out}"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(glob.glob(os.path.join(out, "checkpoints", "ckpt-*.index"))) < 2:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    replay_dir = os.path.join(out, "replay")
+    stored = storage.stored_steps(replay_dir, 0)
+    checkpoints = sorted(int(p.split("ckpt-")[1].split(".")[0])
+                         for p in glob.glob(os.path.join(out, "checkpoints", "ckpt-*.index")))
+    killed_at = checkpoints[-1]
+    assert 400 <= killed_at < 1600 and stored >= killed_at
+    whole = len(FrameStore(replay_dir).transition_indices())
+
+    resumed = cli(TRAINER, *args, f"--output_dir={out}")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"{killed_at} env steps" in resumed.stderr
+    assert f"Replay memory: {whole} stored transitions" in resumed.stderr
+    assert storage.stored_steps(replay_dir, 0) == stored + 1600 - killed_at  # the replay kept growing
