@@ -224,3 +224,58 @@ def test_killed_dqn_run_resumes_with_its_replay_and_step_count(cli, tmp_path):
     assert f"{killed_at} env steps" in resumed.stderr
     assert f"Replay memory: {whole} stored transitions" in resumed.stderr
     assert storage.stored_steps(replay_dir, 0) == stored + 1600 - killed_at  # the replay kept growing
+
+
+def test_a_time_limit_is_not_an_end_to_bootstrap_from_nothing(tmp_path):
+    """A cut episode's last steps are no transitions (their next observation is not stored), a
+    terminated one's are, with no bootstrap."""
+    writer = storage.RolloutWriter(str(tmp_path / "data"), 0, NUM_ENVS)
+    for t in range(6):
+        step = fake_step(t, [t == 5, t == 5], [1.0, 1.0])
+        step.terminated = np.array([t == 5, False])  # env 0 ends in the game, env 1 at its time limit
+        step.truncated = np.array([False, t == 5])
+        writer.add(frames_at(t), np.array([0, 0]), step)
+    writer.write_shard()
+    store = FrameStore(str(tmp_path / "data"))
+    for n_step, expected in ((1, 6 + 5), (2, 6 + 4)):
+        indices = store.transition_indices(n_step=n_step)
+        assert len(indices) == expected
+        batch = store.n_step_transitions(indices, 1, n_step)
+        cut = batch["observations"][:, 0, 0, 0, 0] == 1
+        assert not batch["dones"][cut].any()  # env 1's transitions all bootstrap
+        _, discounts = n_step_targets(batch["rewards"], batch["dones"], 0.9)
+        assert (discounts[~cut] == 0).sum() == n_step  # env 0's last n steps end in the game
+
+
+def test_naf_q_function_matches_numpy():
+    from rlkit.rl.naf import naf_q_values
+    rng = np.random.default_rng(3)
+    values, means, actions = rng.normal(size=5), rng.normal(size=(5, 2)), rng.normal(size=(5, 2))
+    lower = np.tril(rng.normal(size=(5, 2, 2)))
+    q = naf_q_values(*(tf.constant(x, tf.float32) for x in (values, means, lower, actions))).numpy()
+    for i in range(5):
+        precision = lower[i] @ lower[i].T
+        difference = actions[i] - means[i]
+        assert q[i] == pytest.approx(values[i] - 0.5 * difference @ precision @ difference, rel=1e-4)
+    # The greedy action is mu, where Q is V.
+    at_mean = naf_q_values(*(tf.constant(x, tf.float32) for x in (values, means, lower, means))).numpy()
+    np.testing.assert_allclose(at_mean, values, rtol=1e-6)
+
+
+def test_rlmf_naf_tiny_through_the_command_line(cli, tmp_path):
+    out = str(tmp_path / "run")
+    result = cli(TRAINER, "--hparams_set=rlmf_naf_tiny", f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    policy = tf.saved_model.load(os.path.join(out, "policy"))
+    actions = policy.act(tf.zeros((3, 1, 3)), 0.0)["action"].numpy()
+    assert actions.shape == (3, 1) and (np.abs(actions) <= 2).all()  # Pendulum's torque bounds
+    shard = storage.load_shard(storage.list_shards(os.path.join(out, "replay"))[0])
+    assert shard["actions"].dtype == np.float32 and shard["actions"].shape[2:] == (1,)
+
+
+def test_naf_learns_pendulum(tmp_path):
+    """Seeded: NAF's greedy evaluation on Pendulum-v1 is above -400 after 20K agent steps (~1 min)."""
+    train(create_hparams("rlmf_naf_pendulum"), str(tmp_path / "run"), seed=0)
+    from rlkit.rl.plot import read_scalar
+    _, returns = read_scalar(str(tmp_path / "run" / "eval"), "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped")
+    assert returns[-1] >= -400, returns

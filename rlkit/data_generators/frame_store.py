@@ -50,7 +50,7 @@ class FrameStore:
         self.skipped = []           # damaged shards, skipped (and moved aside, see storage)
         self.frame_shape = self.frame_dtype = None
         self._frames = []           # compressed bytes per global step
-        self._columns = {name: [] for name in ("actions", "rewards", "raw_rewards", "dones")}
+        self._columns = {name: [] for name in ("actions", "rewards", "raw_rewards", "dones", "terminated")}
         self._arrays = None         # the columns joined, rebuilt after an update
         self._transitions = {}      # epochs -> transition_indices, rebuilt after an update
         self._by_id = {}            # episode id -> StoredEpisode
@@ -83,7 +83,7 @@ class FrameStore:
 
     def _add_shard(self, path, shard):
         epoch = storage.epoch_of(path)
-        num_envs, num_steps = shard["actions"].shape
+        num_envs, num_steps = shard["actions"].shape[:2]
         self.frame_shape, self.frame_dtype = shard["frames"].shape[2:], shard["frames"].dtype
         for env in range(num_envs):
             ids = shard["episode_ids"][env]
@@ -215,13 +215,14 @@ class FrameStore:
 
     def transition_indices(self, epochs=None, n_step=1):
         """Global steps that start a whole `n_step` transition: every stored step of an episode
-        whose end is stored, and all but the last `n_step` of one still going (the observation
-        `n_step` steps later is not stored yet). Forgotten episodes have none."""
+        that ended in the game, and all but the last `n_step` of one still going or cut by a time
+        limit (the observation `n_step` steps later is not stored, so nothing bootstraps from
+        it). Forgotten episodes have none."""
         key = (None if epochs is None else tuple(epochs), n_step)
         if key not in self._transitions:  # sampling asks for them with every batch
             chosen = [self.episodes[i] for i in self.chosen_episodes(epochs)]
-            dones = self._column("dones")
-            parts = [e.indices if dones[e.indices[-1]] else e.indices[:len(e) - n_step] for e in chosen]
+            terminated = self._column("terminated")
+            parts = [e.indices if terminated[e.indices[-1]] else e.indices[:len(e) - n_step] for e in chosen]
             self._transitions[key] = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         return self._transitions[key]
 

@@ -9,6 +9,9 @@ Layout: `data/epoch_{K:03d}/shard_{S:05d}.npz`, one compressed npz per shard, re
     rewards      [N, T] int8             clipped to {-1, 0, 1}: what agents and world models learn
     raw_rewards  [N, T] float32          the game's score
     dones        [N, T] bool             the episode ended after this step
+    terminated   [N, T] bool             ...in the game (a done step that is not is a cut: a time
+                                         limit, whose next observation is not stored); shards
+                                         written before it existed lack it: their dones count
     firsts       [N, T] bool             this frame starts an episode
     episode_ids  [N, T] int64            unique within a data dir; an episode may span shards
 
@@ -32,9 +35,10 @@ from absl import logging
 from rlkit.fileio import atomic_write_bytes
 
 FIELDS = ("frames", "actions", "rewards", "raw_rewards", "dones", "firsts", "episode_ids")
+OPTIONAL_FIELDS = ("terminated",)
 DAMAGED_SUFFIX = ".damaged"
 _DTYPES = dict(frames=np.uint8, actions=np.int32, rewards=np.int8, raw_rewards=np.float32,
-               dones=np.bool_, firsts=np.bool_, episode_ids=np.int64)
+               dones=np.bool_, firsts=np.bool_, episode_ids=np.int64, terminated=np.bool_)
 
 
 def stored_dtype(name, array):
@@ -71,14 +75,14 @@ def _read_fields(path, names):
             missing = [name for name in FIELDS if name not in npz.files]
             if missing:
                 raise KeyError(f"no {', '.join(missing)}")
-            return {name: npz[name] for name in names}
+            return {name: npz[name] if name in npz.files else npz["dones"] for name in names}
     except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
         raise ValueError(f"unreadable shard {path}: {e}") from None
 
 
 def shard_num_steps(path):
     """Agent steps (over all envs) in a shard, read without decompressing its frames."""
-    return _read_fields(path, ["actions"])["actions"].size
+    return _read_fields(path, ["dones"])["dones"].size
 
 
 def set_aside(path, error):
@@ -118,8 +122,8 @@ def read_shards(data_dir, epochs=None, skip=()):
 
 def load_shard(path):
     """The arrays of one shard; raises ValueError if it is not a readable, complete shard."""
-    shard = _read_fields(path, FIELDS)
-    num_envs, num_steps = shard["actions"].shape
+    shard = _read_fields(path, FIELDS + OPTIONAL_FIELDS)
+    num_envs, num_steps = shard["actions"].shape[:2]
     for name, array in shard.items():
         if array.shape[:2] != (num_envs, num_steps):
             raise ValueError(f"unreadable shard {path}: {name} has shape {array.shape}")
@@ -164,7 +168,8 @@ class RolloutWriter:
         self._steps.append(dict(
             frames=np.asarray(frames), actions=np.asarray(actions),
             rewards=np.sign(step.reward).astype(np.int8), raw_rewards=step.raw_reward.astype(np.float32),
-            dones=done.copy(), firsts=self._firsts.copy(), episode_ids=self._episode_ids.copy()))
+            dones=done.copy(), firsts=self._firsts.copy(), episode_ids=self._episode_ids.copy(),
+            terminated=step.terminated.copy()))
         self._firsts = done.copy()
         self._episode_ids = self._new_episode_ids(done, self._episode_ids)
 
@@ -177,7 +182,7 @@ class RolloutWriter:
         if not self._steps:
             return None, None
         arrays = {}
-        for name in FIELDS:
+        for name in FIELDS + OPTIONAL_FIELDS:
             array = np.stack([s[name] for s in self._steps], axis=1)
             arrays[name] = array.astype(stored_dtype(name, array))
         buffer = io.BytesIO()

@@ -85,6 +85,9 @@ RULES = {
     "epsilon_decay_steps": non_negative, "eval_epsilon": probability, "double": anything, "dueling": anything,
     "n_step": positive, "prioritized": anything, "priority_exponent": non_negative,
     "importance_exponent_start": probability, "eval_every_steps": positive, "log_every_steps": positive,
+    # NAF.
+    "target_update_rate": probability, "exploration_noise_start": non_negative,
+    "exploration_noise_final": non_negative, "exploration_noise_decay_steps": non_negative,
     # The SimPLe loop.
     "epochs": positive, "num_real_env_steps": positive, "real_num_envs": positive, "real_rollout_length": positive,
     "initial_collection": non_empty, "collection": one_of("learner", "policy"),

@@ -1,4 +1,5 @@
-"""DQN hparam sets: the learner's values, held by model-free sets as `hparams.dqn`."""
+"""Off-policy learners' sets: DQN's and NAF's values, held by model-free sets as `hparams.dqn`
+or `hparams.naf`."""
 
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
@@ -118,3 +119,31 @@ def dqn_minatar_params():
     hparams.optimizer_epsilon = 0.01
     hparams.epsilon_decay_steps = 100_000
     return hparams
+
+
+@register_hparams
+def naf_pendulum_params():
+    """NAF (Gu et al. 2016) for Pendulum-v1: a 200x200 MLP, Adam at 1e-3, batch 64, an update
+    every agent step with a soft target update at rate 0.005, Gaussian exploration noise of 0.3
+    of the half action range falling to 0.1 over 10K steps."""
+    return HParams(
+        policy_network="mlp",
+        dropout=0.0,
+        mlp_hidden_sizes=[200, 200],
+        learning_rate=1e-3,
+        learning_rate_schedule="constant",
+        gamma=0.99,
+        batch_size=64,
+        replay_capacity=100_000,
+        learning_starts=1_000,
+        update_period=1,
+        target_update_period=1,            # agent steps between target updates
+        target_update_rate=0.005,          # tau: target <- tau * online + (1 - tau) * target
+        exploration_noise_start=0.3,       # Gaussian noise, a share of the half action range
+        exploration_noise_final=0.1,
+        exploration_noise_decay_steps=10_000,
+        n_step=1,
+        prioritized=False,
+        priority_exponent=0.6,
+        importance_exponent_start=0.4,
+    )

@@ -5,7 +5,7 @@
 """
 
 from rlkit.hparams.dqn_sets import ddqn_params, dqn_cartpole_params, dqn_minatar_params, dqn_nature_params, \
-    dqn_rainbowish_params
+    dqn_rainbowish_params, naf_pendulum_params
 from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_cartpole, env_minatar
 from rlkit.hparams.ppo_sets import (ppo_atari_nature_params, ppo_cartpole_params, ppo_minatar_params,
                                     ppo_original_params)
@@ -197,4 +197,50 @@ def rlmf_dqn_tiny():
     hparams.dqn.batch_size = 4
     hparams.dqn.target_update_period = 40
     hparams.dqn.epsilon_decay_steps = 100
+    return hparams
+
+
+@register_hparams
+def rlmf_naf_pendulum():
+    """NAF on Pendulum-v1: 4 envs, 20K agent steps, noise-free evaluation every 4K."""
+    hparams = env_cartpole()
+    hparams.game = "Pendulum-v1"
+    _off_policy(hparams, "naf", naf_pendulum_params(), num_envs=4, num_env_steps=20_000, shard_steps=200,
+                eval_every_steps=4_000)
+    add_eval_hparams(hparams)
+    hparams.eval_sampling_temps = [0.0]
+    hparams.eval_max_num_noops = 0
+    hparams.eval_batch_size = 8
+    hparams.eval_step_limit = 200
+    return hparams
+
+
+@register_hparams
+def rlmf_naf_mountaincar():
+    """NAF on MountainCarContinuous-v0 with more, longer-lasting exploration noise."""
+    hparams = rlmf_naf_pendulum()
+    hparams.game = "MountainCarContinuous-v0"
+    hparams.num_env_steps = 100_000
+    hparams.eval_every_steps = 10_000
+    hparams.eval_step_limit = 999
+    hparams.naf.exploration_noise_start = 1.0
+    hparams.naf.exploration_noise_final = 0.2
+    hparams.naf.exploration_noise_decay_steps = 50_000
+    return hparams
+
+
+@register_hparams
+def rlmf_naf_tiny():
+    """A few hundred NAF steps on Pendulum-v1: for tests."""
+    hparams = rlmf_naf_pendulum()
+    hparams.num_envs = 2
+    hparams.num_env_steps = 200
+    hparams.shard_steps = 20
+    hparams.eval_every_steps = 100
+    hparams.log_every_steps = 50
+    hparams.eval_batch_size = 2
+    hparams.eval_step_limit = 20
+    hparams.naf.learning_starts = 40
+    hparams.naf.batch_size = 8
+    hparams.naf.mlp_hidden_sizes = [16, 16]
     return hparams

@@ -21,6 +21,8 @@ from rlkit.models.policy_networks import q_network
 from rlkit.rl.learner import register_learner
 from rlkit.rl.policy_export import action_count, export_policy
 from rlkit.rl.returns import n_step_targets
+from rlkit.rl.schedules import linear_decay
+from rlkit.rl.target_networks import update_target
 
 LOSS_KEYS = frozenset({"loss", "q_values", "td_error"})
 
@@ -57,8 +59,7 @@ def dqn_loss(q_values, actions, targets, weights):
 def epsilon_at(hparams, agent_steps):
     """Exploration: epsilon falls linearly from epsilon_start to epsilon_final over the first
     epsilon_decay_steps agent steps, then stays."""
-    fraction = min(1.0, agent_steps / max(hparams.epsilon_decay_steps, 1))
-    return hparams.epsilon_start + fraction * (hparams.epsilon_final - hparams.epsilon_start)
+    return linear_decay(hparams.epsilon_start, hparams.epsilon_final, hparams.epsilon_decay_steps, agent_steps)
 
 
 class QPolicy(tf.Module):
@@ -133,7 +134,8 @@ class DQNLearner:
         """Actions [B]: greedy at temperature 0, else epsilon-greedy at the evaluation epsilon."""
         return self.policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
 
-    def epsilon_at(self, agent_steps):
+    def exploration_at(self, agent_steps):
+        """The training epsilon after `agent_steps`."""
         return epsilon_at(self.hparams, agent_steps)
 
     def explore(self, observation, epsilon):
@@ -141,8 +143,7 @@ class DQNLearner:
         return self.policy.act_epsilon(tf.convert_to_tensor(observation), tf.constant(epsilon, tf.float32))["action"].numpy()
 
     def sync_target(self):
-        for target, online in zip(self.target_network.variables, self.network.variables):
-            target.assign(online)
+        update_target(self.target_network, self.network)
 
     def export(self, path):
         export_policy(self.policy, path)

@@ -13,8 +13,8 @@ A learner holds a policy, its optimizer and its random state:
 
 On-policy learners (off_policy False) also give `act_for_rollout(observations) -> (actions,
 log_probs, values)`, which `rlkit.rl.on_policy.train_on_policy` stores in the rollouts it trains
-on. Off-policy learners give `explore(observations, epsilon) -> actions`, `epsilon_at(agent_steps)`
-and `sync_target()`, and their `update` takes replay batches and returns the batch's
+on. Off-policy learners give `explore(observations, exploration) -> actions`,
+`exploration_at(agent_steps)` (an epsilon, a noise scale) and `sync_target()`, and their `update` takes replay batches and returns the batch's
 `td_errors` among the metrics: `rlkit.rl.off_policy.train_off_policy` drives them. Learners are
 registered by the name a set's `base_algo` holds, which is also the name of their nested set.
 """

@@ -1,7 +1,7 @@
 """The off-policy training loop: acting into a replay memory, learner updates on sampled
 batches, target-network syncs, checkpoints, summaries and progress, in one function.
 
-It drives DQN in `trainer_model_free`, beside `rlkit.rl.on_policy.train_on_policy` for PPO.
+It drives DQN and NAF in `trainer_model_free`, beside `rlkit.rl.on_policy.train_on_policy` for PPO.
 Callers pass what differs: the env, the replay memory, the counter they checkpoint, what
 happens after each env step (evaluation).
 """
@@ -32,7 +32,8 @@ def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps,
     summaries. total_steps: the run's length, over which the learning rate, epsilon and the
     importance exponent run. Learning starts after `learning_starts` steps; every
     `update_period` agent steps (summed over the envs) one batch is sampled and learned from,
-    and every `target_update_period` agent steps the target network is synced.
+    and every `target_update_period` agent steps the target network is updated (`sync_target`).
+    The learner's `exploration_at(steps)` (DQN's epsilon, NAF's noise scale) goes to `explore`.
     save_checkpoint() runs whenever the replay writes a shard (so the stored replay and the
     counters resume together) and at the end; after_step(env_steps) after every env step.
     """
@@ -48,8 +49,8 @@ def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps,
     observation = env.reset(seed=seed + done_steps)
     metrics = {}
     while done_steps < target_steps:
-        epsilon = learner.epsilon_at(done_steps)
-        actions = learner.explore(observation, epsilon)
+        exploration = learner.exploration_at(done_steps)
+        actions = learner.explore(observation, exploration)
         next_observation, step = env.step(actions)
         wrote_shard = replay.add(observation[:, -1], actions, step)
         observation = next_observation
@@ -73,7 +74,7 @@ def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps,
             learner.sync_target()
 
         if done_steps // log_every_steps > previous_steps // log_every_steps or done_steps >= target_steps:
-            scalars = {"charts/epsilon": epsilon, "charts/steps_per_second": progress.rate(done_steps),
+            scalars = {"charts/exploration": exploration, "charts/steps_per_second": progress.rate(done_steps),
                        "charts/replay_transitions": len(replay)}
             if recent_metrics:
                 scalars.update({f"losses/{name}": float(np.mean([m[name] for m in recent_metrics]))
@@ -83,7 +84,7 @@ def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps,
             write_summaries(writer, done_steps, scalars)
             returns = dict(mean_return=float(np.mean(recent_returns))) if recent_returns else {}
             loss = dict(loss=scalars["losses/loss"]) if recent_metrics else {}
-            logging.info(progress.line(done_steps, epsilon=round(epsilon, 3), **returns, **loss))
+            logging.info(progress.line(done_steps, exploration=round(exploration, 3), **returns, **loss))
             recent_metrics = []
         if done_steps >= target_steps:
             replay.flush()

@@ -1,4 +1,4 @@
-"""Schedules shared by the learners."""
+"""Schedules shared by the learners: learning rates and exploration."""
 
 
 def learning_rate_at(hparams, progress):
@@ -10,3 +10,9 @@ def learning_rate_at(hparams, progress):
         return hparams.learning_rate * (1.0 - progress)
     raise ValueError(f"unknown learning_rate_schedule {hparams.learning_rate_schedule!r} "
                      "(use constant or linear)")
+
+
+def linear_decay(start, final, duration, step):
+    """From `start` at step 0 linearly to `final` at `duration`, then `final` (exploration
+    schedules: DQN's epsilon, NAF's noise)."""
+    return start + min(1.0, step / max(duration, 1)) * (final - start)
