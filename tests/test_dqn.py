@@ -274,8 +274,25 @@ def test_rlmf_naf_tiny_through_the_command_line(cli, tmp_path):
 
 
 def test_naf_learns_pendulum(tmp_path):
-    """Seeded: NAF's greedy evaluation on Pendulum-v1 is above -400 after 20K agent steps (~1 min)."""
-    train(create_hparams("rlmf_naf_pendulum"), str(tmp_path / "run"), seed=0)
+    """Seeded: NAF's greedy evaluation on Pendulum-v1 is above -400 after 12K agent steps (seed 0
+    reaches about -125; seed 1 stays near -680 at 20K: Pendulum's swing-up is seed-sensitive)."""
+    train(create_hparams("rlmf_naf_pendulum", "num_env_steps=12000"), str(tmp_path / "run"), seed=0)
     from rlkit.rl.plot import read_scalar
     _, returns = read_scalar(str(tmp_path / "run" / "eval"), "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped")
     assert returns[-1] >= -400, returns
+
+
+def test_rlmb_dqn_tiny_trains_dqn_inside_the_world_model(cli, tmp_path):
+    out = str(tmp_path / "run")
+    result = cli("rlkit.rl.trainer_model_based", "--hparams_set=rlmb_dqn_tiny", f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert os.path.exists(os.path.join(out, "policy", "epoch_1", "saved_model.pb"))
+    replay = os.path.join(out, "policy", "simulated_replay")
+    # 40 simulated agent steps in epoch 0 and 3 x 40 in the last, 4 envs restarted every 5 steps.
+    shard = storage.load_shard(storage.list_shards(replay)[0])
+    assert shard["dones"].shape[0] == 4 and not shard["terminated"].any()
+    assert shard["dones"][:, 4::5].all()  # every 5th step a restart: a cut, not an end
+    refused = cli("rlkit.rl.trainer_model_based", "--hparams_set=rlmb_dqn_tiny", "--hparams=collection=learner",
+                  f"--output_dir={tmp_path / 'refused'}")
+    assert refused.returncode == 2 and "learns from replay" in refused.stderr
+    assert not os.path.exists(tmp_path / "refused")

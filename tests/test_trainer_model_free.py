@@ -129,8 +129,8 @@ def test_bad_input_gets_one_line_and_keeps_what_exists(cli, tmp_path):
                           "unknown game 'pongg'")
     assert_one_line_error(cli(TRAINER, *TINY, "--hparams=ppo.policy_network=resnet", f"--output_dir={out}"),
                           "unknown model 'resnet'")
-    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=base_algo=dqn", f"--output_dir={out}"),
-                          "unknown learner (base_algo) 'dqn'")
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=base_algo=sac", f"--output_dir={out}"),
+                          "unknown learner (base_algo) 'sac'")
     assert_one_line_error(cli(TRAINER, *TINY, "--output_dir=/proc/rlkit/run"), "cannot create output dir")
     assert not os.path.exists(out)  # every mistake above was refused before anything was written
 

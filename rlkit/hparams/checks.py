@@ -93,6 +93,7 @@ RULES = {
     "initial_collection": non_empty, "collection": one_of("learner", "policy"),
     "simulated_num_envs": positive, "simulated_ppo_iterations": positive, "simulated_temperature": non_negative,
     "longer_training_epochs": list_of(non_negative), "longer_training_factor": positive,
+    "simulated_rollout_length": positive, "simulated_steps_per_epoch": positive,
     # World models.
     "model": non_empty, "num_context_frames": positive, "num_target_frames": positive, "hidden_size": positive,
     "num_compress_steps": positive, "filter_double_steps": non_negative, "num_hidden_layers": positive,

@@ -75,12 +75,13 @@ def dqn_rainbowish_params():
 def dqn_original_params():
     """The DQN of SimPLe's rlmb_dqn_base (tensor2tensor's dqn_original_params): replay 1M, 20K
     steps before learning, an update every 4, the target every 8,000, RMSProp lr 2.5e-4 decay
-    0.95 epsilon 1e-5 centred, epsilon to 0.01 over 250K agent steps."""
+    0.95 epsilon 1e-5 centred, epsilon to 0.01 over 250K agent steps, evaluation at 0.001."""
     hparams = dqn_nature_params()
     hparams.learning_starts = 20_000
     hparams.target_update_period = 8_000
     hparams.epsilon_final = 0.01
     hparams.epsilon_decay_steps = 250_000
+    hparams.eval_epsilon = 0.001
     return hparams
 
 
@@ -123,9 +124,9 @@ def dqn_minatar_params():
 
 @register_hparams
 def naf_pendulum_params():
-    """NAF (Gu et al. 2016) for Pendulum-v1: a 200x200 MLP, Adam at 1e-3, batch 64, an update
-    every agent step with a soft target update at rate 0.005, Gaussian exploration noise of 0.3
-    of the half action range falling to 0.1 over 10K steps."""
+    """NAF (Gu et al. 2016) for Pendulum-v1: a 200x200 MLP, Adam at 1e-3, a batch of 128 every 2
+    agent steps, each followed by a soft target update at rate 0.01, Gaussian exploration noise
+    of 0.3 of the half action range falling to 0.1 over 10K steps."""
     return HParams(
         policy_network="mlp",
         dropout=0.0,
@@ -133,12 +134,12 @@ def naf_pendulum_params():
         learning_rate=1e-3,
         learning_rate_schedule="constant",
         gamma=0.99,
-        batch_size=64,
+        batch_size=128,
         replay_capacity=100_000,
         learning_starts=1_000,
-        update_period=1,
-        target_update_period=1,            # agent steps between target updates
-        target_update_rate=0.005,          # tau: target <- tau * online + (1 - tau) * target
+        update_period=2,
+        target_update_period=2,            # agent steps between target updates
+        target_update_rate=0.01,           # tau: target <- tau * online + (1 - tau) * target
         exploration_noise_start=0.3,       # Gaussian noise, a share of the half action range
         exploration_noise_final=0.1,
         exploration_noise_decay_steps=10_000,

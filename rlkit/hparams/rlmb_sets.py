@@ -5,6 +5,7 @@ learner's set (`hparams.ppo`, named by `base_algo`) and the loop's own schedule.
 values with dotted names: `--hparams=world_model.hidden_size=64,ppo.learning_rate=3e-4`.
 """
 
+from rlkit.hparams.dqn_sets import dqn_original_params
 from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_minatar
 from rlkit.hparams.ppo_sets import ppo_original_params
 from rlkit.hparams.registry import register_hparams
@@ -178,4 +179,36 @@ def rlmb_minatar_tiny():
     hparams.world_model = next_frame_basic_stochastic_discrete_tiny()
     for name in ("train_steps", "batch_size", "num_target_frames"):
         setattr(hparams.world_model, name, getattr(tiny.world_model, name))
+    return hparams
+
+
+@register_hparams
+def rlmb_dqn_base():
+    """SimPLe's loop with DQN inside the world model (tensor2tensor's rlmb_dqn_base):
+    dqn_original_params, 16 simulated envs restarted from real frames every 10 steps (a time
+    limit, not an end the agent learns), 250K simulated agent steps per epoch (the original's 1M
+    frames) with SimPLe's longer epochs, the real data collected by a random policy first and then
+    by the DQN policy at its evaluation epsilon. `hparams.ppo` is unused here."""
+    hparams = rlmb_base_stochastic_discrete()
+    hparams.base_algo = "dqn"
+    hparams.add_hparam("dqn", dqn_original_params())
+    hparams.add_hparam("simulated_rollout_length", 10)
+    hparams.add_hparam("simulated_steps_per_epoch", 250_000)
+    hparams.initial_collection = "random"
+    hparams.collection = "policy"
+    return hparams
+
+
+@register_hparams
+def rlmb_dqn_tiny():
+    """The DQN loop on Pong in a minute or two of CPU: for tests."""
+    hparams = rlmb_tiny()
+    hparams.base_algo = "dqn"
+    hparams.add_hparam("dqn", dqn_original_params())
+    hparams.add_hparam("simulated_rollout_length", 5)
+    hparams.add_hparam("simulated_steps_per_epoch", 40)
+    hparams.dqn.learning_starts = 20
+    hparams.dqn.batch_size = 4
+    hparams.dqn.target_update_period = 20
+    hparams.dqn.epsilon_decay_steps = 100
     return hparams

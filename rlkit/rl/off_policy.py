@@ -1,12 +1,14 @@
 """The off-policy training loop: acting into a replay memory, learner updates on sampled
 batches, target-network syncs, checkpoints, summaries and progress, in one function.
 
-It drives DQN and NAF in `trainer_model_free`, beside `rlkit.rl.on_policy.train_on_policy` for PPO.
+It drives DQN and NAF in `trainer_model_free` and DQN inside the world model in the SimPLe loop
+(`rlmb_dqn_base`), beside `rlkit.rl.on_policy.train_on_policy` for PPO.
 Callers pass what differs: the env, the replay memory, the counter they checkpoint, what
 happens after each env step (evaluation).
 """
 
 import collections
+import dataclasses
 
 import numpy as np
 from absl import logging
@@ -24,7 +26,7 @@ def importance_exponent_at(hparams, progress):
 
 
 def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps, seed, writer,
-                     save_checkpoint=None, after_step=None, log_every_steps=10_000):
+                     save_checkpoint=None, after_step=None, log_every_steps=10_000, restart_every=None):
     """Acts with `learner` on `env` into `replay` and updates it until `env_steps` reaches
     `target_steps`; returns the metrics of the last update ({} if none ran).
 
@@ -36,6 +38,8 @@ def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps,
     The learner's `exploration_at(steps)` (DQN's epsilon, NAF's noise scale) goes to `explore`.
     save_checkpoint() runs whenever the replay writes a shard (so the stored replay and the
     counters resume together) and at the end; after_step(env_steps) after every env step.
+    restart_every: reset `env` every that many env steps (the SimPLe loop's fixed-length rollouts
+    inside a world model); the step before a restart is stored as a time-limit cut, not an end.
     """
     hparams = learner.hparams
     num_envs = env.env.num_envs
@@ -47,13 +51,19 @@ def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps,
     owed_updates = 0.0
     # Env state is not checkpointed: a resumed run starts new episodes, seeded anew.
     observation = env.reset(seed=seed + done_steps)
-    metrics = {}
+    metrics, rollout_steps = {}, 0
     while done_steps < target_steps:
         exploration = learner.exploration_at(done_steps)
         actions = learner.explore(observation, exploration)
         next_observation, step = env.step(actions)
+        rollout_steps += 1
+        restart = restart_every is not None and rollout_steps == restart_every
+        if restart:  # nothing bootstraps from the frame after a restart's cut
+            step = dataclasses.replace(step, truncated=np.ones_like(step.truncated))
         wrote_shard = replay.add(observation[:, -1], actions, step)
         observation = next_observation
+        if restart:
+            observation, rollout_steps = env.reset(seed=seed + done_steps + num_envs), 0
         previous_steps, done_steps = done_steps, done_steps + num_envs
         env_steps.assign(done_steps)
         recent_returns.extend(step.episode_return[step.done].tolist())

@@ -40,6 +40,7 @@ from rlkit import cli
 from rlkit.checkpoints import restore_latest
 from rlkit.data_generators import storage
 from rlkit.data_generators.batch_env import FrameStack
+from rlkit.data_generators.replay import ReplayMemory
 from rlkit.data_generators.experience import collect_experience
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import check_image_game, frame_shape, make_batch_env, pixel_values
@@ -49,6 +50,7 @@ from rlkit.models.registry import get_model
 from rlkit.progress import Progress
 from rlkit.rl import evaluation
 from rlkit.rl.learner import build_learner, check_learner
+from rlkit.rl.off_policy import train_off_policy
 from rlkit.rl.on_policy import train_on_policy
 from rlkit.rl.simulated_env import SimulatedBatchEnv
 from rlkit.rl.world_model_training import evaluate_world_model, train_world_model, world_model_estimator
@@ -70,9 +72,11 @@ def ppo_iterations_factor(hparams, epoch):
     return 2 if epoch in (1, last - 3, last - 7) else 1
 
 
-def simulated_iterations_target(hparams, epoch):
-    """The learner's cumulative iterations inside the world model at the end of `epoch`."""
-    return hparams.simulated_ppo_iterations * sum(ppo_iterations_factor(hparams, e) for e in range(epoch + 1))
+def simulated_iterations_target(hparams, epoch, per_epoch=None):
+    """The learner's cumulative iterations inside the world model at the end of `epoch` (or of
+    `per_epoch` units, such as an off-policy learner's simulated steps)."""
+    per_epoch = hparams.simulated_ppo_iterations if per_epoch is None else per_epoch
+    return per_epoch * sum(ppo_iterations_factor(hparams, e) for e in range(epoch + 1))
 
 
 def learner_collections_before(hparams, data_epoch):
@@ -119,25 +123,44 @@ class PolicyTrainer:
         return tf.summary.create_file_writer(os.path.join(self.policy_dir, name))
 
     def save(self):
-        self.manager.save(checkpoint_number=int(self.iteration) + int(self.real_iterations))
+        # Numbered by iterations for PPO, by simulated steps for off-policy learners.
+        number = int(self.simulated_steps) if self.learner.off_policy else int(self.iteration)
+        self.manager.save(checkpoint_number=number + int(self.real_iterations))
 
     def export_path(self, epoch):
         return os.path.join(self.policy_dir, f"epoch_{epoch}")
 
     def train_in_world_model(self, model, store, data_epochs, epoch):
         """The learner inside `model`, started from real frames of the store's `data_epochs`, up
-        to this epoch's iteration target; then the export policy/epoch_K."""
+        to this epoch's target; then the export policy/epoch_K."""
         hparams = self.hparams
-        target = simulated_iterations_target(hparams, epoch)
-        if int(self.iteration) < target:
-            env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, self.action_space,
-                                    self.action_meanings, hparams.simulated_temperature, data_epochs)
-            # Every rollout starts from new real frames: SimPLe's fixed-length simulated rollouts.
-            train_on_policy(self.learner, FrameStack(env, hparams.frame_stack_size), self.iteration,
-                            self.simulated_steps, target, simulated_iterations_target(hparams, hparams.epochs - 1),
-                            self.seed, self.writer("simulated"), restart_every_rollout=True,
-                            save_checkpoint=self.save, checkpoint_every=hparams.checkpoint_every_iterations,
-                            log_every=max(1, hparams.simulated_ppo_iterations // 20))
+        env = None
+        if self.learner.off_policy:  # DQN: a number of simulated steps, from a replay of its own
+            target = simulated_iterations_target(hparams, epoch, hparams.simulated_steps_per_epoch)
+            if int(self.simulated_steps) < target:
+                env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, self.action_space,
+                                        self.action_meanings, hparams.simulated_temperature, data_epochs)
+                learner = self.learner.hparams
+                replay = ReplayMemory(os.path.join(self.policy_dir, "simulated_replay"), env.num_envs,
+                                      hparams.frame_stack_size, learner.replay_capacity,
+                                      hparams.simulated_rollout_length * 10, learner.n_step, True, learner.prioritized,
+                                      learner.priority_exponent)
+                total = simulated_iterations_target(hparams, hparams.epochs - 1, hparams.simulated_steps_per_epoch)
+                train_off_policy(self.learner, FrameStack(env, hparams.frame_stack_size), replay, self.simulated_steps,
+                                 target, total, self.seed, self.writer("simulated"), save_checkpoint=self.save,
+                                 log_every_steps=max(1, hparams.simulated_steps_per_epoch // 20),
+                                 restart_every=hparams.simulated_rollout_length)
+        else:
+            target = simulated_iterations_target(hparams, epoch)
+            if int(self.iteration) < target:
+                env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, self.action_space,
+                                        self.action_meanings, hparams.simulated_temperature, data_epochs)
+                # Every rollout starts from new real frames: SimPLe's fixed-length simulated rollouts.
+                train_on_policy(self.learner, FrameStack(env, hparams.frame_stack_size), self.iteration,
+                                self.simulated_steps, target, simulated_iterations_target(hparams, hparams.epochs - 1),
+                                self.seed, self.writer("simulated"), restart_every_rollout=True,
+                                save_checkpoint=self.save, checkpoint_every=hparams.checkpoint_every_iterations,
+                                log_every=max(1, hparams.simulated_ppo_iterations // 20))
         if not os.path.exists(self.export_path(epoch)):
             self.learner.export(self.export_path(epoch))
 
@@ -278,6 +301,10 @@ def train(hparams, output_dir, seed):
 def check_names(hparams):
     """What can be checked before anything is written, so a mistake leaves no run dir behind."""
     check_learner(hparams)
+    if "replay_capacity" in hparams.get(hparams.base_algo) and "learner" in (hparams.initial_collection,
+                                                                             hparams.collection):
+        raise UserError(f"base_algo={hparams.base_algo!r} learns from replay, not on the real env as it collects: "
+                        "use initial_collection=random and collection=policy (as rlmb_dqn_base)")
     if hparams.initial_collection not in ("random", hparams.base_algo):
         raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or {hparams.base_algo} "
                         "(the learner learns on the real env as it collects)")
