@@ -292,6 +292,10 @@ def test_rlmb_dqn_tiny_trains_dqn_inside_the_world_model(cli, tmp_path):
     shard = storage.load_shard(storage.list_shards(replay)[0])
     assert shard["dones"].shape[0] == 4 and not shard["terminated"].any()
     assert shard["dones"][:, 4::5].all()  # every 5th step a restart: a cut, not an end
+    # The evaluator and the player's policy takeover load it as any policy.
+    from rlkit.rl.policy_export import find_policies, load_policy
+    act = load_policy(find_policies(os.path.join(out, "policy"), all_epochs=False)[-1][1], (4, 105, 80, 3))
+    assert act(np.zeros((2, 4, 105, 80, 3), np.uint8), 1.0).shape == (2,)
     refused = cli("rlkit.rl.trainer_model_based", "--hparams_set=rlmb_dqn_tiny", "--hparams=collection=learner",
                   f"--output_dir={tmp_path / 'refused'}")
     assert refused.returncode == 2 and "learns from replay" in refused.stderr

@@ -85,9 +85,6 @@ print("ok")
 
 def test_killed_run_resumes_with_the_step_count_continuing(cli, tmp_path):
     args = [*TINY, "--hparams=num_env_steps=384"]  # 12 iterations of 32 steps
-    uninterrupted = str(tmp_path / "uninterrupted")
-    assert cli(TRAINER, *args, f"--output_dir={uninterrupted}").returncode == 0
-
     out = str(tmp_path / "killed")
     process = subprocess.Popen([sys.executable, "-m", TRAINER, *args, f"--output_dir={out}"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -103,7 +100,7 @@ def test_killed_run_resumes_with_the_step_count_continuing(cli, tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"at iteration {killed_at // 32}, {killed_at} env steps" in resumed.stderr
     assert f"{killed_at + 32}/384 steps" in resumed.stderr  # the counter continues
-    assert saved_env_steps(out) == saved_env_steps(uninterrupted) == 384
+    assert saved_env_steps(out) == 384  # as many as a run never killed
     accumulator, _ = scalar_tags(os.path.join(out, "train"))
     assert max(event.step for event in accumulator.Tensors("losses/policy_loss")) == 384
 
