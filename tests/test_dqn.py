@@ -296,7 +296,12 @@ def test_rlmb_dqn_tiny_trains_dqn_inside_the_world_model(cli, tmp_path):
     from rlkit.rl.policy_export import find_policies, load_policy
     act = load_policy(find_policies(os.path.join(out, "policy"), all_epochs=False)[-1][1], (4, 105, 80, 3))
     assert act(np.zeros((2, 4, 105, 80, 3), np.uint8), 1.0).shape == (2,)
-    refused = cli("rlkit.rl.trainer_model_based", "--hparams_set=rlmb_dqn_tiny", "--hparams=collection=learner",
-                  f"--output_dir={tmp_path / 'refused'}")
-    assert refused.returncode == 2 and "learns from replay" in refused.stderr
-    assert not os.path.exists(tmp_path / "refused")
+
+
+
+def test_the_loop_refuses_an_off_policy_learner_learning_on_the_real_env():
+    from rlkit.errors import UserError
+    from rlkit.rl.trainer_model_based import check_names
+    for overrides in ("collection=learner", "initial_collection=dqn"):
+        with pytest.raises(UserError, match="learns from replay"):  # checked before a run dir exists
+            check_names(create_hparams("rlmb_dqn_tiny", overrides))

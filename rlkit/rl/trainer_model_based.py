@@ -301,8 +301,8 @@ def train(hparams, output_dir, seed):
 def check_names(hparams):
     """What can be checked before anything is written, so a mistake leaves no run dir behind."""
     check_learner(hparams)
-    if "replay_capacity" in hparams.get(hparams.base_algo) and "learner" in (hparams.initial_collection,
-                                                                             hparams.collection):
+    learns_from_replay = "replay_capacity" in hparams.get(hparams.base_algo)
+    if learns_from_replay and (hparams.initial_collection != "random" or hparams.collection == "learner"):
         raise UserError(f"base_algo={hparams.base_algo!r} learns from replay, not on the real env as it collects: "
                         "use initial_collection=random and collection=policy (as rlmb_dqn_base)")
     if hparams.initial_collection not in ("random", hparams.base_algo):
