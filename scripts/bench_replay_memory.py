@@ -3,11 +3,12 @@ appended through `ReplayMemory` (shards written to disk as in training), then me
 
     python scripts/bench_replay_memory.py [--steps=200000] [--replay_dir=DIR]
 
-Prints, at every quarter of the steps: transitions, bytes of compressed frames in memory, the
-process's RSS growth since the memory was opened, bytes on disk, and batch-32 samples/s; then
-the same per stored step, and what 1M steps take at that rate next to the 7,056 bytes of each
-raw frame (and SB3's replay, which stores each observation and next observation, 4 frames each,
-uncompressed: 56,448 bytes per transition).
+Prints, at every eighth of the steps: transitions, bytes of compressed frames in memory, the
+process's RSS growth since the memory was opened and per step since the last report, bytes on
+disk, and batch-32 samples/s. Then the bytes per stored step, and 1M steps at the median growth
+per step between reports (one-time jumps, the allocator taking buffers, are printed apart), next
+to the 7,056 bytes of each raw frame (and a replay that stores each observation and next
+observation, 4 frames each, uncompressed: 56,448 bytes per transition).
 """
 
 import argparse
@@ -49,8 +50,9 @@ def main():
     start_rss = rss_bytes()
     replay = ReplayMemory(replay_dir, HPARAMS.num_envs, HPARAMS.frame_stack_size, 1_000_000, 1000)
     observation = env.reset(seed=0)
-    steps, report_every = 0, args.steps // 4
-    print("steps  transitions  frames in memory  RSS growth  on disk  samples/s (batch 32)")
+    steps, report_every = 0, args.steps // 8
+    previous_rss, previous_steps, marginal = start_rss, 0, []
+    print("steps  transitions  frames in memory  RSS growth  per step since last  on disk  samples/s (batch 32)")
     while steps < args.steps:
         actions = rng.integers(env.env.action_space.n, size=HPARAMS.num_envs)
         next_observation, step = env.step(actions)
@@ -62,15 +64,19 @@ def main():
             for _ in range(50):
                 replay.sample(rng, 32)
             rate = 50 * 32 / (time.perf_counter() - begin)
+            rss = rss_bytes()
+            marginal.append((rss - previous_rss) / (replay.num_steps - previous_steps))
+            previous_rss, previous_steps = rss, replay.num_steps
             print(f"{steps:>7,}  {len(replay):>11,}  {replay.store.compressed_bytes / 2**20:>12.1f} MiB"
-                  f"  {(rss_bytes() - start_rss) / 2**20:>7.1f} MiB  {disk_bytes(replay_dir) / 2**20:>5.1f} MiB"
-                  f"  {rate:>9,.0f}", flush=True)
-    per_step_memory = (rss_bytes() - start_rss) / replay.num_steps
+                  f"  {(rss - start_rss) / 2**20:>7.1f} MiB  {marginal[-1]:>13,.0f} B"
+                  f"  {disk_bytes(replay_dir) / 2**20:>5.1f} MiB  {rate:>9,.0f}", flush=True)
     per_frame = replay.store.compressed_bytes / replay.num_steps
-    print(f"per stored step: {per_frame:.0f} bytes of compressed frame (raw {RAW_FRAME}), "
-          f"{per_step_memory:.0f} bytes of RSS growth in all, {disk_bytes(replay_dir) / replay.num_steps:.0f} on disk")
-    print(f"1M steps at that rate: {per_step_memory * 1e6 / 2**30:.2f} GiB of memory "
-          f"(raw frames alone: {RAW_FRAME * 1e6 / 2**30:.2f} GiB; SB3's replay: {56_448 * 1e6 / 2**30:.1f} GiB)")
+    typical = float(np.median(marginal))
+    print(f"per stored step: {per_frame:.0f} bytes of compressed frame (raw {RAW_FRAME}), {typical:.0f} bytes of "
+          f"RSS growth (median between reports), {disk_bytes(replay_dir) / replay.num_steps:.0f} on disk")
+    print(f"1M steps at that rate: {typical * 1e6 / 2**30:.2f} GiB of memory, plus the one-time growth seen here "
+          f"({(rss_bytes() - start_rss - typical * replay.num_steps) / 2**20:.0f} MiB); raw frames alone: "
+          f"{RAW_FRAME * 1e6 / 2**30:.2f} GiB; both stacks of every transition uncompressed: {56_448 * 1e6 / 2**30:.1f} GiB")
 
 
 if __name__ == "__main__":
