@@ -12,7 +12,6 @@ observation, 4 frames each, uncompressed: 56,448 bytes per transition).
 """
 
 import argparse
-import os
 import resource
 import subprocess
 import tempfile

@@ -13,16 +13,14 @@ import functools
 import gin
 import gymnasium as gym
 import keras
-import numpy as np
 import tensorflow as tf
 
 from rlkit.models.optimizers import make_optimizer
 from rlkit.models.policy_networks import q_network
 from rlkit.rl.learner import register_learner
 from rlkit.rl.policy_export import action_count, export_policy
-from rlkit.rl.returns import n_step_targets
+from rlkit.rl.q_learning import learn_from_replay, update_target
 from rlkit.rl.schedules import linear_decay
-from rlkit.rl.target_networks import update_target
 
 LOSS_KEYS = frozenset({"loss", "q_values", "td_error"})
 
@@ -162,15 +160,8 @@ class DQNLearner:
         return metrics, td_errors
 
     def update(self, batch):
-        """One gradient step on a replay batch (`ReplayMemory.sample`); returns the metrics and,
-        as `td_errors`, the batch's TD errors (new priorities for prioritized replay)."""
-        returns, discounts = n_step_targets(batch["rewards"], batch["dones"], self.hparams.gamma)
-        metrics, td_errors = self._compiled_train_step(
-            tf.constant(batch["observations"]), tf.constant(batch["actions"], tf.int32), tf.constant(returns),
-            tf.constant(discounts), tf.constant(batch["next_observations"]), tf.constant(batch["weights"], tf.float32))
-        metrics = {name: float(value) for name, value in metrics.items()}
-        assert set(metrics) == LOSS_KEYS, set(metrics)
-        return dict(metrics, td_errors=td_errors.numpy())
+        """One gradient step on a replay batch; returns the metrics and the batch's `td_errors`."""
+        return learn_from_replay(self._compiled_train_step, batch, self.hparams.gamma, tf.int32, LOSS_KEYS)
 
 
 @register_learner

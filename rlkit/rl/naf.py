@@ -21,9 +21,8 @@ from rlkit.models.optimizers import make_optimizer
 from rlkit.models.policy_networks import torso
 from rlkit.rl.learner import register_learner
 from rlkit.rl.policy_export import action_count, export_policy
-from rlkit.rl.returns import n_step_targets
+from rlkit.rl.q_learning import learn_from_replay, update_target
 from rlkit.rl.schedules import linear_decay
-from rlkit.rl.target_networks import update_target
 
 LOSS_KEYS = frozenset({"loss", "q_values", "td_error"})
 
@@ -157,13 +156,7 @@ class NAFLearner:
 
     def update(self, batch):
         """One gradient step on a replay batch; returns the metrics and the batch's `td_errors`."""
-        returns, discounts = n_step_targets(batch["rewards"], batch["dones"], self.hparams.gamma)
-        metrics, td_errors = self._compiled_train_step(
-            tf.constant(batch["observations"]), tf.constant(batch["actions"], tf.float32), tf.constant(returns),
-            tf.constant(discounts), tf.constant(batch["next_observations"]), tf.constant(batch["weights"], tf.float32))
-        metrics = {name: float(value) for name, value in metrics.items()}
-        assert set(metrics) == LOSS_KEYS, set(metrics)
-        return dict(metrics, td_errors=td_errors.numpy())
+        return learn_from_replay(self._compiled_train_step, batch, self.hparams.gamma, tf.float32, LOSS_KEYS)
 
 
 @register_learner
