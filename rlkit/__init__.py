@@ -1,5 +1,7 @@
 """rlkit: model-based (SimPLe) and model-free deep RL on TensorFlow 2 / Keras 3."""
 
+import importlib.abc
+import importlib.util
 import os
 import sys
 
@@ -14,25 +16,42 @@ __version__ = "0.1.0"
 TF_LOGS = os.environ.get("RLKIT_TF_LOGS", "") not in ("", "0")
 
 
-def _import_tensorflow_quietly():
-    """Imports TensorFlow and probes its devices with stderr pointed at /dev/null.
+class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
+    """Silences TensorFlow's first import, whoever makes it and whenever: rlkit's commands that
+    need no TensorFlow (the hparams listing, collect, inspect, most mistakes) then start without
+    paying for it.
 
     TensorFlow's C++ start-up lines (CUDA probing, oneDNN and CPU-feature notices) are written
-    before its log level applies, so only the file descriptor can hold them back. Python errors
-    still show: stderr is restored before any exception propagates."""
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    sys.stderr.flush()
-    os.dup2(devnull, 2)
-    try:
-        import tensorflow as tf
-        tf.config.list_physical_devices()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
+    before its log level applies, so only the file descriptor can hold them back: stderr points
+    at /dev/null while TensorFlow loads and probes its devices. Python errors still show: stderr
+    is restored before any exception propagates."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "tensorflow":
+            return None
+        sys.meta_path.remove(self)  # once
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def load_quietly(module):
+            saved = os.dup(2)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            sys.stderr.flush()
+            os.dup2(devnull, 2)
+            try:
+                load(module)
+                module.config.list_physical_devices()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                os.close(devnull)
+        spec.loader.exec_module = load_quietly
+        return spec
 
 
 if not TF_LOGS:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # later C++ info lines (checkpoint sharding, ...)
-    _import_tensorflow_quietly()
+    if "tensorflow" not in sys.modules:
+        sys.meta_path.insert(0, _QuietTensorFlowImport())
