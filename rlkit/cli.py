@@ -81,17 +81,26 @@ def _differences(saved, requested):
     return ", ".join(f"{k}: {saved.get(k)!r} there, {requested.get(k)!r} now" for k in changed[:3])
 
 
-def run_hparams(output_dir, set_name, set_chosen, overrides):
+def run_hparams(output_dir, set_name, set_chosen, overrides, variant=None):
     """The hparams of the run in `output_dir`: its saved hparams.json when it has one (a rerun
     resumes with exactly what the run started with, whatever the registered set says today),
-    else the set `set_name` with `overrides`. Asking a saved run for other values is refused."""
+    else the set `set_name`, changed by `variant` (a (name, function) pair such as the lab's
+    ("dev", shrink)), with `overrides`. Asking a saved run for other values is refused."""
     saved = saved_hparams(output_dir)
     if saved is None:
         if not set_name:
             raise UserError("no hparams set given: pass --hparams_set (python -m rlkit.hparams --list)")
-        return apply_overrides(get_hparams(set_name), overrides)
+        hparams = get_hparams(set_name)
+        return apply_overrides(variant[1](hparams) if variant else hparams, overrides)
     origin_path = os.path.join(output_dir, RUN_FILE)
-    origin = _read_json(origin_path).get("hparams_set") if os.path.exists(origin_path) else None
+    origin_record = _read_json(origin_path) if os.path.exists(origin_path) else {}
+    origin = origin_record.get("hparams_set")
+    saved_variant, wanted_variant = origin_record.get("variant"), variant[0] if variant else None
+    if saved_variant != wanted_variant:
+        described = f"a {saved_variant} run" if saved_variant else "a full run"
+        how = f"python -m rlkit.rl.lab --mode={saved_variant}" if saved_variant else "--mode=train (or a trainer)"
+        raise UserError(f"output dir {output_dir!r} holds {described} of set {origin!r}: resume it with {how}, "
+                        "or choose a new --output_dir")
     if set_chosen and origin and origin != set_name:
         raise UserError(f"output dir {output_dir!r} holds a run of set {origin!r}, not {set_name!r}; rerun with "
                         f"--hparams_set={origin} to resume it, or choose a new --output_dir")
@@ -103,7 +112,7 @@ def run_hparams(output_dir, set_name, set_chosen, overrides):
     return saved
 
 
-def save_run(output_dir, hparams, set_name, overrides):
+def save_run(output_dir, hparams, set_name, overrides, variant_name=None):
     """Creates `output_dir` and writes hparams.json and run.json (once) and command.txt."""
     try:
         os.makedirs(output_dir, exist_ok=True)
@@ -114,25 +123,28 @@ def save_run(output_dir, hparams, set_name, overrides):
     if not os.path.exists(os.path.join(output_dir, HPARAMS_FILE)):
         atomic_write_text(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json(indent=2) + "\n")
         atomic_write_text(os.path.join(output_dir, RUN_FILE),
-                          json.dumps({"hparams_set": set_name, "hparams": overrides}, indent=2) + "\n")
+                          json.dumps({"hparams_set": set_name, "hparams": overrides,
+                                      **({"variant": variant_name} if variant_name else {})}, indent=2) + "\n")
     atomic_write_text(os.path.join(output_dir, COMMAND_FILE), " ".join(sys.argv) + "\n")
 
 
 @contextlib.contextmanager
-def start_run(FLAGS, check=None):  # noqa: N803  (absl's FLAGS object, passed in explicitly)
+def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS object, passed in explicitly)
     """Gin, the run's hparams (new, or saved by the run being resumed), the game and
     `check(hparams)` checked before anything is written, then the saved run config. Yields
-    (hparams, local output dir); a gs:// output dir is synced with its bucket meanwhile."""
+    (hparams, local output dir); a gs:// output dir is synced with its bucket meanwhile.
+    variant: (name, function of hparams) that changes a new run's set before the overrides
+    (the lab's dev mode); run.json records its name, and only the same variant resumes the run."""
     parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
     if not FLAGS.output_dir:
         raise UserError("no output dir given: pass --output_dir=DIR")
     with gcs.local_output(FLAGS.output_dir) as output_dir:
-        hparams = run_hparams(output_dir, FLAGS.hparams_set, FLAGS["hparams_set"].present, FLAGS.hparams)
+        hparams = run_hparams(output_dir, FLAGS.hparams_set, FLAGS["hparams_set"].present, FLAGS.hparams, variant)
         if "game" in hparams:
             check_game(hparams.game)
         if check is not None:
             check(hparams)
-        save_run(output_dir, hparams, FLAGS.hparams_set, FLAGS.hparams)
+        save_run(output_dir, hparams, FLAGS.hparams_set, FLAGS.hparams, variant[0] if variant else None)
         global _run_in_progress
         _run_in_progress = FLAGS.output_dir
         yield hparams, output_dir

@@ -175,7 +175,7 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
     ([TINY, "--loop_hparams=game=CartPole-v1"], ["gives no image frames"]),
     ([TINY, "--loop_hparams=initial_collection=expert"], ["initial_collection"]),
     ([TINY, "--loop_hparams=collection=expert"], ["hparam 'collection' = 'expert'", "'learner', 'policy'"]),
-    ([TINY, "--hparams=base_algo=a2c"], ["unknown learner (base_algo) 'a2c'"]),
+    ([TINY, "--hparams=base_algo=a3c"], ["unknown learner (base_algo) 'a3c'"]),
     (["--hparams_set=rlmb_tiny", "--hparams=world_model.hiden_size=8"], ["did you mean 'world_model.hidden_size'"]),
 ])
 def test_bad_input_gets_one_line_and_writes_nothing(args, fragments, tmp_path):

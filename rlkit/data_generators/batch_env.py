@@ -85,6 +85,11 @@ class BatchEnv(abc.ABC):
         """
         return np.repeat(observation[:, None], k, axis=1)
 
+    def render(self):
+        """RGB pictures [N, H, W, 3] of the envs' current states for people to watch, or None
+        where the observations are the pictures (Atari's and MinAtar's frames)."""
+        return None
+
     def close(self):
         pass
 

@@ -4,6 +4,8 @@ Used for classic control and other gymnasium ids, and for Atari when per-env gym
 wrappers are configured, which the native Atari vector env cannot run.
 """
 
+import os
+
 import ale_py
 import gymnasium as gym
 import numpy as np
@@ -33,6 +35,10 @@ class GymBatchEnv(BatchEnv):
     """N copies of a gymnasium env in a synchronous gymnasium vector env."""
 
     def __init__(self, env_id, num_envs, wrappers=(), clip_rewards=False, **make_kwargs):
+        if make_kwargs.get("render_mode"):
+            # gymnasium's drawing code starts all of pygame, sound included, which prints an SDL
+            # error where no sound server runs; rlkit plays no sound.
+            os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
         self._env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync",
                                  vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
                                  wrappers=list(wrappers), **make_kwargs)
@@ -50,6 +56,12 @@ class GymBatchEnv(BatchEnv):
             actions = np.clip(actions, self.action_space.low, self.action_space.high)
         observation, reward, terminated, truncated, _ = self._env.step(actions)
         return observation, reward, terminated, truncated
+
+    def render(self):
+        """The envs' own pictures where they were made with render_mode="rgb_array", else None."""
+        if self._env.render_mode != "rgb_array":
+            return None
+        return np.stack(self._env.render())
 
     def close(self):
         self._env.close()

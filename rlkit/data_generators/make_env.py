@@ -77,8 +77,9 @@ def action_space_of(hparams):
 
 
 @gin.configurable(allowlist=["gym_wrappers"])
-def make_batch_env(hparams, num_envs, gym_wrappers=()):
-    """A BatchEnv of `num_envs` copies of `hparams.game`."""
+def make_batch_env(hparams, num_envs, gym_wrappers=(), render=False):
+    """A BatchEnv of `num_envs` copies of `hparams.game`; render: a gymnasium env (not Atari or
+    MinAtar, whose frames are pictures) draws itself for `BatchEnv.render`."""
     check_game(hparams.game)
     if is_atari_game(hparams.game):
         if gym_wrappers:
@@ -87,4 +88,4 @@ def make_batch_env(hparams, num_envs, gym_wrappers=()):
     if minatar.is_minatar_game(hparams.game):  # one frame per agent step: the cap counts steps
         return minatar.MinAtarBatchEnv(hparams.game, num_envs, sticky_actions=hparams.sticky_actions,
                                        max_episode_steps=hparams.max_episode_frames)
-    return GymBatchEnv(hparams.game, num_envs, wrappers=gym_wrappers)
+    return GymBatchEnv(hparams.game, num_envs, wrappers=gym_wrappers, **(dict(render_mode="rgb_array") if render else {}))

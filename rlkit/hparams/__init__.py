@@ -5,7 +5,7 @@ Importing this package registers every set rlkit ships.
 
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import apply_overrides, create_hparams, describe_hparams, get_hparams, list_hparams, register_hparams
-from rlkit.hparams import dqn_sets, env_sets, ppo_sets, rlmb_sets, rlmf_sets, world_model_sets  # noqa: F401  (registers the sets)
+from rlkit.hparams import dqn_sets, env_sets, pg_sets, ppo_sets, rlmb_sets, rlmf_sets, world_model_sets  # noqa: F401  (registers the sets)
 
 __all__ = ["HParams", "apply_overrides", "create_hparams", "describe_hparams", "get_hparams",
            "list_hparams", "register_hparams"]

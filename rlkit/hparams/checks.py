@@ -85,6 +85,9 @@ RULES = {
     "epsilon_decay_steps": non_negative, "eval_epsilon": probability, "double": anything, "dueling": anything,
     "n_step": positive, "prioritized": anything, "priority_exponent": non_negative,
     "importance_exponent_start": probability, "eval_every_steps": positive, "log_every_steps": positive,
+    # REINFORCE and A2C.
+    "train_on": one_of("steps", "episodes"), "advantage": one_of("returns", "gae"),
+    "normalize_advantages": anything, "solved_return": anything,
     # NAF.
     "target_update_rate": probability, "exploration_noise_start": non_negative,
     "exploration_noise_final": non_negative, "exploration_noise_decay_steps": non_negative,

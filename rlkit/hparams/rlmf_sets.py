@@ -1,15 +1,19 @@
 """Model-free sets for `python -m rlkit.rl.trainer_model_free`: an env, a learner set, a budget.
 
-`base_algo` names the learner (rlkit.rl.learners); its values are the nested set of that name
+`base_algo` names the learner (rlkit.rl.learner); its values are the nested set of that name
 (`hparams.ppo`), overridden with dotted names: `--hparams=ppo.learning_rate=1e-4`.
 """
 
 from rlkit.hparams.dqn_sets import ddqn_params, dqn_cartpole_params, dqn_minatar_params, dqn_nature_params, \
     dqn_rainbowish_params, naf_pendulum_params
+from rlkit.hparams.pg_sets import a2c_atari_params, a2c_cartpole_params, a2c_gae_cartpole_params, \
+    reinforce_cartpole_params
 from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_cartpole, env_minatar
 from rlkit.hparams.ppo_sets import (ppo_atari_nature_params, ppo_cartpole_params, ppo_minatar_params,
                                     ppo_original_params)
 from rlkit.hparams.registry import register_hparams
+
+CARTPOLE_SOLVED = 475.0  # gymnasium's reward threshold for CartPole-v1: a run's `solved_return`
 
 
 @register_hparams
@@ -83,6 +87,7 @@ def rlmf_cartpole():
     hparams.eval_every_iterations = 50
     hparams.eval_max_num_noops = 0  # no-ops are an Atari setting
     hparams.eval_step_limit = 500
+    hparams.add_hparam("solved_return", CARTPOLE_SOLVED)
     return hparams
 
 
@@ -168,6 +173,7 @@ def rlmf_dqn_cartpole():
     hparams.eval_max_num_noops = 0
     hparams.eval_batch_size = 8
     hparams.eval_step_limit = 500
+    hparams.add_hparam("solved_return", CARTPOLE_SOLVED)
     return hparams
 
 
@@ -243,4 +249,111 @@ def rlmf_naf_tiny():
     hparams.naf.learning_starts = 40
     hparams.naf.batch_size = 8
     hparams.naf.mlp_hidden_sizes = [16, 16]
+    return hparams
+
+
+def _on_policy(hparams, learner_name, learner, num_envs, num_env_steps, eval_every_iterations):
+    """An env set turned into an on-policy model-free set: the learner's set as
+    `hparams.<learner_name>`, the budget, checkpoints and evaluations every
+    `eval_every_iterations` rollouts."""
+    hparams.add_hparam("base_algo", learner_name)
+    hparams.add_hparam(learner_name, learner)
+    hparams.add_hparam("num_envs", num_envs)
+    hparams.add_hparam("num_env_steps", num_env_steps)
+    hparams.add_hparam("checkpoint_every_iterations", eval_every_iterations)
+    hparams.add_hparam("keep_checkpoints", 3)
+    hparams.add_hparam("eval_every_iterations", eval_every_iterations)
+    return hparams
+
+
+def _cartpole_eval(hparams):
+    """Greedy and sampled evaluation over 8 whole CartPole episodes; solved at 475."""
+    hparams.add_hparam("solved_return", CARTPOLE_SOLVED)
+    add_eval_hparams(hparams)
+    hparams.eval_sampling_temps = [0.0, 1.0]
+    hparams.eval_max_num_noops = 0  # no-ops are an Atari setting
+    hparams.eval_batch_size = 8
+    hparams.eval_step_limit = 500
+    return hparams
+
+
+@register_hparams
+def rlmf_reinforce_cartpole():
+    """REINFORCE with a value baseline on CartPole-v1: 8 envs, 100K agent steps, evaluated every
+    4,800."""
+    hparams = _on_policy(env_cartpole(), "reinforce", reinforce_cartpole_params(), num_envs=8,
+                         num_env_steps=100_000, eval_every_iterations=60)
+    return _cartpole_eval(hparams)
+
+
+@register_hparams
+def rlmf_a2c_cartpole():
+    """A2C with n-step returns on CartPole-v1: 8 envs of 5-step rollouts, 100K agent steps,
+    evaluated every 5,000."""
+    hparams = _on_policy(env_cartpole(), "a2c", a2c_cartpole_params(), num_envs=8, num_env_steps=100_000,
+                         eval_every_iterations=125)
+    return _cartpole_eval(hparams)
+
+
+@register_hparams
+def rlmf_a2c_gae_cartpole():
+    """A2C with GAE (lambda 0.95) on CartPole-v1: 8 envs of 16-step rollouts, 100K agent steps,
+    evaluated every 5,120."""
+    hparams = _on_policy(env_cartpole(), "a2c", a2c_gae_cartpole_params(), num_envs=8, num_env_steps=100_000,
+                         eval_every_iterations=40)
+    return _cartpole_eval(hparams)
+
+
+@register_hparams
+def rlmf_a2c_atari():
+    """A2C on Atari with OpenAI baselines' published values (a2c_atari_params): 84x84 grayscale,
+    4 frames, 16 envs of 5-step rollouts, 10M agent steps (40M frames), evaluated every 500K."""
+    hparams = env_atari()
+    hparams.frame_height = hparams.frame_width = 84
+    hparams.grayscale = True
+    _on_policy(hparams, "a2c", a2c_atari_params(), num_envs=16, num_env_steps=10_000_000,
+               eval_every_iterations=6_250)
+    add_eval_hparams(hparams)
+    hparams.eval_sampling_temps = [0.0, 1.0]
+    hparams.eval_batch_size = 8
+    hparams.eval_step_limit = 27000  # 108,000 frames: a whole episode
+    return hparams
+
+
+@register_hparams
+def rlmf_a2c_minatar():
+    """A2C on a MinAtar game with MinAtar's network, at docs/results.md's budget and evaluation
+    (102,400 agent steps): `--hparams=game=minatar/breakout`."""
+    learner = a2c_atari_params()
+    learner.policy_network = "minatar_cnn"
+    hparams = _on_policy(env_minatar(), "a2c", learner, num_envs=16, num_env_steps=102_400,
+                         eval_every_iterations=256)
+    add_minatar_eval_hparams(hparams)
+    return hparams
+
+
+@register_hparams
+def rlmf_reinforce_tiny():
+    """A few REINFORCE rollouts on CartPole-v1: for tests."""
+    hparams = rlmf_reinforce_cartpole()
+    hparams.num_envs = 2
+    hparams.reinforce.rollout_length = 20
+    hparams.num_env_steps = 6 * 2 * 20
+    hparams.checkpoint_every_iterations = 2
+    hparams.eval_every_iterations = 3
+    hparams.eval_batch_size = 2
+    hparams.eval_step_limit = 20
+    return hparams
+
+
+@register_hparams
+def rlmf_a2c_tiny():
+    """A few A2C rollouts on Pong with A2C's Atari values: for tests."""
+    hparams = rlmf_a2c_atari()
+    hparams.num_envs = 2
+    hparams.num_env_steps = 8 * 2 * 5
+    hparams.checkpoint_every_iterations = 2
+    hparams.eval_every_iterations = 4
+    hparams.eval_batch_size = 2
+    hparams.eval_step_limit = 20
     return hparams

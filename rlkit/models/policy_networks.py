@@ -56,14 +56,16 @@ class GaussianPolicyHead(layers.Layer):
         return keras.ops.concatenate([mean, keras.ops.zeros_like(mean) + self.log_std], axis=-1)
 
 
-def _actor_critic(inputs, features, action_space, name):
+def _actor_critic(inputs, features, action_space, name, value_features=None):
+    """The policy head on `features`, the value head on `value_features` (default: the same)."""
     if isinstance(action_space, gym.spaces.Discrete):
         policy = _dense(int(action_space.n), _POLICY_GAIN, name="logits")(features)
     elif isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:
         policy = GaussianPolicyHead(action_space.shape[0], name="gaussian")(features)
     else:
         raise ValueError(f"PPO networks support Discrete and 1-D Box actions, not {action_space}")
-    value = layers.Reshape(())(_dense(1, _VALUE_GAIN, name="value")(features))
+    value_features = features if value_features is None else value_features
+    value = layers.Reshape(())(_dense(1, _VALUE_GAIN, name="value")(value_features))
     return keras.Model(inputs, [policy, value], name=name)
 
 
@@ -115,6 +117,23 @@ def mlp(observation_shape, observation_dtype, action_space, hparams):
         x = _dense(size, _HIDDEN_GAIN, "tanh")(x)
     x = layers.Dropout(hparams.dropout)(x)
     return _actor_critic(inputs, x, action_space, "mlp")
+
+
+@register_model
+def two_mlps(observation_shape, observation_dtype, action_space, hparams):
+    """Two tanh MLPs over the flattened stack of vector observations, one for the policy and one
+    for the value (`mlp_hidden_sizes` each; stable-baselines3's default for A2C and PPO): the
+    value's large early errors cannot swamp the policy's features, as they can in a shared torso
+    whose gradient is clipped as a whole."""
+    inputs = keras.Input(observation_shape, dtype=observation_dtype)
+    flat = layers.Flatten()(inputs)
+    towers = []
+    for _ in range(2):
+        x = flat
+        for size in hparams.mlp_hidden_sizes:
+            x = _dense(size, _HIDDEN_GAIN, "tanh")(x)
+        towers.append(layers.Dropout(hparams.dropout)(x))
+    return _actor_critic(inputs, towers[0], action_space, "two_mlps", value_features=towers[1])
 
 
 def torso(network_name, observation_shape, observation_dtype, hparams):

@@ -3,4 +3,4 @@
 Importing this package registers every learner rlkit ships.
 """
 
-from rlkit.rl import dqn, naf, ppo  # noqa: F401  (registers the learners)
+from rlkit.rl import dqn, naf, policy_gradient, ppo  # noqa: F401  (registers the learners)

@@ -43,18 +43,22 @@ def train_on_policy(learner, env, iterations, env_steps, target_iterations, tota
     while int(iterations) < target_iterations:
         learning_rate = learning_rate_at(learner.hparams, int(iterations) / total_iterations)
         learner.set_learning_rate(learning_rate)
-        if observation is None or restart_every_rollout:
+        restarted = observation is None or restart_every_rollout
+        if restarted:
             # Env state is not checkpointed: a resumed run starts new episodes, seeded anew.
             observation = env.reset(seed=seed + int(iterations))
         rollout, observation, episodes = collect_rollout(env, observation, learner.act_for_rollout, rollout_length,
                                                          on_step)
-        metrics = learner.update(rollout)
+        rollout.restarted = restarted
+        # {} when the learner waits for more data (REINFORCE until an episode ends).
+        update_metrics = learner.update(rollout)
+        metrics = update_metrics or metrics
         iterations.assign_add(1)
         env_steps.assign_add(steps_per_iteration)
         iteration, done_steps = int(iterations), int(env_steps)
         recent_returns.extend(episodes.returns)
 
-        scalars = {f"losses/{name}": value for name, value in metrics.items()}
+        scalars = {f"losses/{name}": value for name, value in update_metrics.items()}
         scalars["charts/learning_rate"] = learning_rate
         scalars["charts/steps_per_second"] = progress.rate(done_steps)
         scalars["charts/rollout_reward"] = float(rollout.rewards.sum(axis=0).mean())
@@ -66,8 +70,9 @@ def train_on_policy(learner, env, iterations, env_steps, target_iterations, tota
         last = iteration == target_iterations
         if iteration % log_every == 0 or last:
             returns = dict(mean_return=float(np.mean(recent_returns))) if recent_returns else {}
+            losses = dict(loss=metrics["loss"]) if "loss" in metrics else {}
             logging.info(progress.line(done_steps, iteration=f"{iteration}/{target_iterations}", **returns,
-                                       rollout_reward=scalars["charts/rollout_reward"], loss=metrics["loss"]))
+                                       rollout_reward=scalars["charts/rollout_reward"], **losses))
         if save_checkpoint is not None and (last or (checkpoint_every and iteration % checkpoint_every == 0)):
             save_checkpoint()
         if after_iteration is not None:

@@ -101,12 +101,13 @@ def find_policies(policy_dir, all_epochs):
     return [(name, os.path.join(policy_dir, name)) for _, name in chosen]
 
 
-def load_policy(path, observation_shape, action_space=None):
+def load_policy(path, observation_shape, action_space=None, observation_dtype=tf.uint8):
     """`act(observations, temperature) -> actions` of a SavedModel exported by rlkit, checked
-    against the observations and (when given) the action space of the env it will act in."""
+    against the observations (frames, unless `observation_dtype` says otherwise) and (when given)
+    the action space of the env it will act in."""
     try:
         policy = tf.saved_model.load(path)
-        policy.act(tf.zeros((1,) + observation_shape, tf.uint8), tf.constant(0.0))
+        policy.act(tf.zeros((1,) + observation_shape, observation_dtype), tf.constant(0.0))
     except (OSError, ValueError, TypeError, AttributeError, tf.errors.OpError) as e:
         reason = " ".join(str(e).split())[:160]
         raise UserError(f"cannot use the policy in {path!r} for {observation_shape} observations ({reason}): "

@@ -1,4 +1,5 @@
-"""Return estimators shared by the learners: GAE for policy gradients, n-step targets for Q-learning."""
+"""Return estimators shared by the learners: discounted returns and GAE for policy gradients,
+n-step targets for Q-learning."""
 
 import numpy as np
 
@@ -21,6 +22,19 @@ def gae(rewards, values, dones, last_values, gamma, lam):
         advantages[t] = next_advantage
         next_values = values[t]
     return advantages, (advantages + values).astype(np.float32)
+
+
+def discounted_returns(rewards, dones, last_values, gamma):
+    """Discounted returns over a [T, N] rollout: R_t = r_t + gamma R_{t+1}, cut after every done
+    step and bootstrapped from `last_values` [N] after the last step (A2C's n-step returns; with
+    zeros there, and every episode ended, REINFORCE's Monte-Carlo returns). Returns [T, N] float32.
+    """
+    returns = np.zeros_like(rewards, dtype=np.float32)
+    next_return = np.asarray(last_values, np.float32)
+    for t in reversed(range(rewards.shape[0])):
+        next_return = rewards[t] + gamma * (1.0 - dones[t].astype(np.float32)) * next_return
+        returns[t] = next_return
+    return returns
 
 
 def n_step_targets(rewards, dones, gamma):

@@ -16,6 +16,7 @@ class Rollout:
     rewards: np.ndarray       # [T, N] clipped rewards for learning
     dones: np.ndarray         # [T, N]
     last_values: np.ndarray   # [N] value of the observation after the last step
+    restarted: bool = False   # the envs were reset before it: it continues no earlier rollout
 
 
 @dataclasses.dataclass
