@@ -1,13 +1,17 @@
 """DQN training throughput on Pong with the Nature CNN, against stable-baselines3's DQN.
 
-    python scripts/bench_dqn.py [--steps=4000]
+    python scripts/bench_dqn.py [--steps=4000] [--epsilons=1.0,0.1]
 
 Configuration (rlmf_dqn_nature): one env, 84x84x4 grayscale, batch 32, one update every 4 agent
-steps, target sync every 10K; learning starts at once so every timed step includes updates.
-(a) rlkit's DQN training (`train_off_policy`: acting, the replay memory writing shards and
-sampling, the updates), agent steps/s; (b) stable-baselines3's DQN with the same settings in the
-same run, when stable-baselines3 is installed (`pip install stable-baselines3`). Prints a/b.
+steps, target sync every 10K; learning starts after 1,000 steps, so every timed step includes
+updates. (a) rlkit's DQN training (`train_off_policy`: acting, the replay memory writing shards
+and sampling, the updates), agent steps/s; (b) stable-baselines3's DQN with the same settings in
+the same run, when stable-baselines3 is installed (`pip install stable-baselines3`). Prints a/b.
 Both fill their replay with `--steps` steps before the timed `--steps`.
+
+Both act as DQN implementations do: a random action skips the Q-network. So the rate depends on
+epsilon, which is held fixed for both, once per value of --epsilons: 1.0 is the start of
+training (Nature DQN's epsilon stays above 0.5 for its first 500K agent steps), 0.1 its end.
 """
 
 import argparse
@@ -25,17 +29,20 @@ from rlkit.hparams import create_hparams
 from rlkit.rl.learner import build_learner
 from rlkit.rl.off_policy import train_off_policy
 
-HPARAMS = create_hparams("rlmf_dqn_nature", "game=pong,dqn.learning_starts=1000,shard_steps=1000")
+def bench_hparams(epsilon):
+    return create_hparams("rlmf_dqn_nature", f"game=pong,dqn.learning_starts=1000,shard_steps=1000,"
+                          f"dqn.epsilon_start={epsilon},dqn.epsilon_final={epsilon}")
 
 
-def rlkit_dqn(steps):
+def rlkit_dqn(steps, epsilon):
     keras.utils.set_random_seed(0)
-    env = make_batch_env(HPARAMS, HPARAMS.num_envs)
-    learner = build_learner(HPARAMS, env.observation_space, env.action_space, seed=0)
+    hparams = bench_hparams(epsilon)
+    env = make_batch_env(hparams, hparams.num_envs)
+    learner = build_learner(hparams, env.observation_space, env.action_space, seed=0)
     dqn = learner.hparams
-    replay = ReplayMemory(tempfile.mkdtemp(), env.num_envs, HPARAMS.frame_stack_size, dqn.replay_capacity,
-                          HPARAMS.shard_steps, dqn.n_step, env.clip_rewards, dqn.prioritized)
-    stacked = FrameStack(env, HPARAMS.frame_stack_size)
+    replay = ReplayMemory(tempfile.mkdtemp(), env.num_envs, hparams.frame_stack_size, dqn.replay_capacity,
+                          hparams.shard_steps, dqn.n_step, env.clip_rewards, dqn.prioritized)
+    stacked = FrameStack(env, hparams.frame_stack_size)
     env_steps = tf.Variable(0, dtype=tf.int64)
     writer = tf.summary.create_noop_writer()
     train_off_policy(learner, stacked, replay, env_steps, steps, 10 * steps, 0, writer)  # fills the replay
@@ -46,7 +53,7 @@ def rlkit_dqn(steps):
     return rate
 
 
-def stable_baselines3_dqn(steps):
+def stable_baselines3_dqn(steps, epsilon):
     """SB3's DQN with the same settings, or None when it is not installed."""
     try:
         import ale_py
@@ -58,11 +65,11 @@ def stable_baselines3_dqn(steps):
         return None
     gym.register_envs(ale_py)
     env = VecFrameStack(make_atari_env("PongNoFrameskip-v4", n_envs=1, seed=0), n_stack=4)
-    dqn = HPARAMS.dqn
+    dqn = bench_hparams(epsilon).dqn
     model = DQN("CnnPolicy", env, learning_rate=dqn.learning_rate, buffer_size=100_000, learning_starts=1000,
                 batch_size=dqn.batch_size, gamma=dqn.gamma, train_freq=dqn.update_period, gradient_steps=1,
-                target_update_interval=dqn.target_update_period, exploration_fraction=0.1,
-                optimize_memory_usage=False, device="cpu", seed=0, verbose=0)
+                target_update_interval=dqn.target_update_period, exploration_initial_eps=epsilon,
+                exploration_final_eps=epsilon, optimize_memory_usage=False, device="cpu", seed=0, verbose=0)
     model.learn(steps)  # fills the replay
     start = time.perf_counter()
     model.learn(steps, reset_num_timesteps=False)
@@ -72,19 +79,22 @@ def stable_baselines3_dqn(steps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=4000, help="timed agent steps per measurement")
+    parser.add_argument("--epsilons", default="1.0,0.1", help="training epsilons to measure at")
     args = parser.parse_args()
-    dqn = HPARAMS.dqn
-    print(f"Pong, {dqn.policy_network}, {HPARAMS.num_envs} env, batch {dqn.batch_size}, an update every "
+    hparams = bench_hparams(1.0)
+    dqn = hparams.dqn
+    print(f"Pong, {dqn.policy_network}, {hparams.num_envs} env, batch {dqn.batch_size}, an update every "
           f"{dqn.update_period} steps, TensorFlow {tf.__version__}, "
           f"devices: {', '.join(d.device_type for d in tf.config.list_physical_devices())}")
-    a = rlkit_dqn(args.steps)
-    b = stable_baselines3_dqn(args.steps)
-    print(f"(a) rlkit DQN training          {a:8.1f} agent steps/s")
-    if b is None:
-        print("(b) stable-baselines3 not installed: a/b not measured")
-    else:
-        print(f"(b) stable-baselines3 DQN       {b:8.1f} agent steps/s")
-        print(f"a/b = {a / b:.2f}  (target >= 1.3)")
+    for epsilon in [float(e) for e in args.epsilons.split(",")]:
+        a = rlkit_dqn(args.steps, epsilon)
+        b = stable_baselines3_dqn(args.steps, epsilon)
+        print(f"epsilon {epsilon}: (a) rlkit DQN training          {a:8.1f} agent steps/s")
+        if b is None:
+            print(f"epsilon {epsilon}: (b) stable-baselines3 not installed: a/b not measured")
+        else:
+            print(f"epsilon {epsilon}: (b) stable-baselines3 DQN       {b:8.1f} agent steps/s")
+            print(f"epsilon {epsilon}: a/b = {a / b:.2f}  (target >= 1.3)")
 
 
 if __name__ == "__main__":

@@ -191,6 +191,20 @@ def test_exported_dqn_policy_is_epsilon_greedy_at_the_evaluation_epsilon(tmp_pat
     assert changed == pytest.approx(0.5 * 0.5, abs=0.03)  # epsilon 0.5, half of the random actions differ
 
 
+def test_training_exploration_is_epsilon_greedy_and_random_actions_skip_the_network():
+    import gymnasium as gym
+
+    from rlkit.rl.dqn import dqn
+    learner = dqn(create_hparams("dqn_cartpole_params"), (1, 4), np.float32, gym.spaces.Discrete(2), seed=0)
+    observations = np.random.default_rng(0).normal(size=(4000, 1, 4)).astype(np.float32)
+    greedy = learner.act(observations, 0.0)
+    np.testing.assert_array_equal(learner.explore(observations, 0.0), greedy)
+    changed = np.mean(learner.explore(observations, 0.3) != greedy)
+    assert changed == pytest.approx(0.3 * 0.5, abs=0.03)  # half of the random actions differ
+    learner.policy.act_epsilon = None  # at epsilon 1 every action is random: the network is not called
+    assert np.bincount(learner.explore(observations, 1.0), minlength=2) / 4000 == pytest.approx([0.5, 0.5], abs=0.03)
+
+
 def test_dqn_learns_cartpole(tmp_path):
     """Seeded: the best greedy evaluation reaches CartPole's 195 within 15K agent steps (~1 min)."""
     hparams = create_hparams("rlmf_dqn_cartpole")

@@ -13,6 +13,7 @@ import functools
 import gin
 import gymnasium as gym
 import keras
+import numpy as np
 import tensorflow as tf
 
 from rlkit.models.optimizers import make_optimizer
@@ -101,7 +102,7 @@ class DQNLearner:
         if not isinstance(action_space, gym.spaces.Discrete):
             raise ValueError(f"DQN needs discrete actions, not {action_space}: use naf for continuous ones")
         self.hparams = hparams
-        num_actions = action_count(action_space)
+        num_actions = self.num_actions = action_count(action_space)
         build = functools.partial(q_network, hparams.policy_network, observation_shape, observation_dtype,
                                   num_actions, hparams, dueling=hparams.dueling)
         self.network, self.target_network = build(), build()
@@ -139,8 +140,16 @@ class DQNLearner:
         return epsilon_at(self.hparams, agent_steps)
 
     def explore(self, observation, epsilon):
-        """Actions [B], epsilon-greedy at the training schedule's `epsilon`."""
-        return self.policy.act_epsilon(tf.convert_to_tensor(observation), tf.constant(epsilon, tf.float32))["action"].numpy()
+        """Actions [B], epsilon-greedy at the training schedule's `epsilon`. The Q-network runs
+        only on the observations whose action is not drawn at random: early in training, when
+        epsilon is near 1, on almost none (as stable-baselines3 and Dopamine act)."""
+        draws = self.policy.rng.uniform([2, len(observation)]).numpy()
+        actions = np.minimum(draws[1] * self.num_actions, self.num_actions - 1).astype(np.int32)
+        greedy = draws[0] >= epsilon
+        if greedy.any():
+            actions[greedy] = self.policy.act_epsilon(tf.convert_to_tensor(observation[greedy]),
+                                                      tf.constant(0.0))["action"].numpy()
+        return actions
 
     def sync_target(self):
         update_target(self.target_network, self.network)
