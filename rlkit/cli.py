@@ -57,6 +57,12 @@ def parse_gin(gin_files, gin_bindings):
     for path in gin_files:
         if not os.path.isfile(path):
             raise UserError(f"gin file {path!r} does not exist")
+    if not (gin_files or gin_bindings):
+        return  # nothing to parse; parsing would also lock gin before rlkit's configurables exist
+    # The modules that declare rlkit's configurables (Keras's optimizers, gymnasium's wrappers),
+    # imported before parsing locks gin's registry.
+    import rlkit.data_generators.make_env  # noqa: F401
+    import rlkit.models.optimizers  # noqa: F401
     try:
         gin.parse_config_files_and_bindings(gin_files, gin_bindings)
     except (ValueError, SyntaxError, KeyError, ImportError) as e:

@@ -1,6 +1,5 @@
 """Networks and models, registered by name and chosen by hparams.
 
-Importing this package registers every model rlkit ships.
+The registry (rlkit.models.registry) imports the modules that register rlkit's models at its
+first lookup.
 """
-
-from rlkit.models import next_frame, next_frame_sd, policy_networks  # noqa: F401  (registers the models)

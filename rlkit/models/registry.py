@@ -2,7 +2,8 @@
 
 from rlkit.registry import Registry
 
-_MODELS = Registry("model")
+_MODELS = Registry("model", modules=("rlkit.models.next_frame", "rlkit.models.next_frame_sd",
+                                     "rlkit.models.policy_networks"))
 
 register_model = _MODELS.register
 get_model = _MODELS.get

@@ -1,6 +1,5 @@
 """Learners, rollout loops and the trainer commands.
 
-Importing this package registers every learner rlkit ships.
+The learner registry (rlkit.rl.learner) imports the modules that register rlkit's learners at
+its first lookup.
 """
-
-from rlkit.rl import dqn, naf, policy_gradient, ppo  # noqa: F401  (registers the learners)

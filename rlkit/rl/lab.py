@@ -29,10 +29,11 @@ from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import is_image_game, make_batch_env
 from rlkit.errors import UserError
 from rlkit.hparams import HParams
-from rlkit.rl import session_graphs, trainer_model_based, trainer_model_free
 from rlkit.rl.learner import check_learner
-from rlkit.rl.policy_export import find_policies, load_policy
 from rlkit.video import display_frame, text_strip, upscale, write_mp4
+
+# The trainers and the policy export import TensorFlow (about 5 s): the modes import them when
+# they start, so a mistake in the flags is reported in well under a second.
 
 MODES = ("train", "enjoy", "dev", "search", "benchmark")
 DEV_STEPS = 400  # real agent steps of a model-free dev run
@@ -94,6 +95,7 @@ def dev_version(hparams):
 def check_set(hparams):
     """What the chosen trainer checks before writing anything."""
     if is_loop_set(hparams):
+        from rlkit.rl import trainer_model_based
         trainer_model_based.check_names(hparams)
     else:
         check_learner(hparams)
@@ -101,6 +103,8 @@ def check_set(hparams):
 
 def train(hparams, output_dir, seed):
     """Trains (or resumes) as the set says, then draws the session graphs; returns the summary."""
+    from rlkit.rl import session_graphs, trainer_model_based, trainer_model_free
+
     start = time.monotonic()
     trainer = trainer_model_based if is_loop_set(hparams) else trainer_model_free
     trainer.train(hparams, output_dir, seed)
@@ -119,6 +123,8 @@ def train(hparams, output_dir, seed):
 def choose_policy(run_dir, which):
     """The SavedModel dir enjoy plays: policy/best (which="best", where the run kept one) or the
     newest export (which="last": policy/, or a loop run's newest policy/epoch_K)."""
+    from rlkit.rl.policy_export import find_policies
+
     policy_dir = os.path.join(run_dir, "policy")
     best = os.path.join(policy_dir, "best")
     if which == "best" and os.path.exists(os.path.join(best, "saved_model.pb")):
@@ -211,6 +217,8 @@ class Recorder:
 
 def enjoy_run(FLAGS):  # noqa: N803
     """--mode=enjoy: the run's policy played in a window or recorded, its returns printed."""
+    from rlkit.rl.policy_export import load_policy
+
     if not FLAGS.output_dir:
         raise UserError("--mode=enjoy needs --output_dir (the run to play)")
     run_dir = gcs.local_input(FLAGS.output_dir)

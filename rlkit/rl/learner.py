@@ -27,7 +27,8 @@ from rlkit.errors import UserError
 from rlkit.models.registry import get_model
 from rlkit.registry import Registry
 
-_LEARNERS = Registry("learner (base_algo)")
+_LEARNERS = Registry("learner (base_algo)", modules=("rlkit.rl.dqn", "rlkit.rl.naf", "rlkit.rl.policy_gradient",
+                                                     "rlkit.rl.ppo"))
 register_learner = _LEARNERS.register
 
 

@@ -11,20 +11,10 @@ the stored replay.
 
 import os
 
-import keras
-import tensorflow as tf
 from absl import flags, logging
 
 from rlkit import cli
-from rlkit.checkpoints import restore_latest
-from rlkit.data_generators.batch_env import FrameStack
-from rlkit.data_generators.replay import ReplayMemory
-from rlkit.data_generators.make_env import make_batch_env
-from rlkit.rl import evaluation
 from rlkit.rl.learner import build_learner, check_learner
-from rlkit.rl.off_policy import train_off_policy
-from rlkit.rl.on_policy import train_on_policy
-from rlkit.summaries import write_summaries
 
 
 def main_return(results):
@@ -41,6 +31,20 @@ def train(hparams, output_dir, seed):
     On-policy learners (PPO) train on rollouts (`train_on_policy`), off-policy ones (DQN) on
     replay batches (`train_off_policy`, the replay memory in OUTPUT_DIR/replay). After each
     evaluation the policy with the best return so far is exported to policy/best."""
+    # Imported here, not at the top: the command reports a mistake in its flags before
+    # TensorFlow loads (about 5 s).
+    import keras
+    import tensorflow as tf
+
+    from rlkit.checkpoints import restore_latest
+    from rlkit.data_generators.batch_env import FrameStack
+    from rlkit.data_generators.make_env import make_batch_env
+    from rlkit.data_generators.replay import ReplayMemory
+    from rlkit.rl import evaluation
+    from rlkit.rl.off_policy import train_off_policy
+    from rlkit.rl.on_policy import train_on_policy
+    from rlkit.summaries import write_summaries
+
     keras.utils.set_random_seed(seed)
     env = make_batch_env(hparams, hparams.num_envs)
     learner = build_learner(hparams, env.observation_space, env.action_space, seed)
