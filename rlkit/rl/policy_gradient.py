@@ -27,7 +27,7 @@ import tensorflow as tf
 from rlkit.models.optimizers import make_optimizer
 from rlkit.models.registry import get_model
 from rlkit.rl.learner import register_learner
-from rlkit.rl.policy_export import Policy, export_policy, policy_distribution
+from rlkit.rl.policy_export import ActorCriticLearner, Policy, policy_distribution
 from rlkit.rl.returns import discounted_returns, gae
 
 LOSS_KEYS = frozenset({"loss", "policy_loss", "value_loss", "entropy"})
@@ -63,10 +63,8 @@ def returns_and_advantages(hparams, rewards, values, dones, last_values):
     return returns, returns - values.astype(np.float32)
 
 
-class PolicyGradientLearner:
+class PolicyGradientLearner(ActorCriticLearner):
     """An actor-critic network trained by REINFORCE or A2C, with its optimizer and random state."""
-
-    off_policy = False  # trained by rlkit.rl.on_policy.train_on_policy
 
     def __init__(self, hparams, observation_shape, observation_dtype, action_space, seed, name, default_optimizer):
         self.hparams = hparams
@@ -86,21 +84,6 @@ class PolicyGradientLearner:
     def checkpointables(self):
         """What a checkpoint must hold to continue training."""
         return dict(network=self.network, optimizer=self.optimizer, policy_rng=self.policy.rng)
-
-    def set_learning_rate(self, learning_rate):
-        self.optimizer.learning_rate.assign(learning_rate)
-
-    def act(self, observation, temperature=1.0):
-        """Actions [B] sampled at `temperature` (0: greedy)."""
-        return self.policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
-
-    def act_for_rollout(self, observation):
-        """Sampled actions, their log-probabilities and the values: what a rollout stores."""
-        out = self.policy.act(tf.convert_to_tensor(observation), tf.constant(1.0))
-        return out["action"].numpy(), out["log_prob"].numpy(), out["value"].numpy()
-
-    def export(self, path):
-        export_policy(self.policy, path)
 
     def _train_step(self, observations, actions, advantages, returns):
         hparams = self.hparams

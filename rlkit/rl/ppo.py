@@ -13,7 +13,7 @@ import tensorflow as tf
 from rlkit.models.optimizers import make_optimizer
 from rlkit.models.registry import get_model
 from rlkit.rl.learner import register_learner
-from rlkit.rl.policy_export import Policy, export_policy, policy_distribution
+from rlkit.rl.policy_export import ActorCriticLearner, Policy, policy_distribution
 from rlkit.rl.returns import gae
 
 LOSS_KEYS = frozenset({"loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"})
@@ -55,10 +55,8 @@ def normalize(advantages):
     return (advantages - tf.reduce_mean(advantages)) / (tf.math.reduce_std(advantages) + 1e-8)
 
 
-class PPOLearner:
+class PPOLearner(ActorCriticLearner):
     """A policy network trained with PPO, with its optimizer and random state."""
-
-    off_policy = False  # trained by rlkit.rl.on_policy.train_on_policy
 
     def __init__(self, hparams, observation_shape, observation_dtype, action_space, seed):
         self.hparams = hparams
@@ -74,21 +72,6 @@ class PPOLearner:
     def checkpointables(self):
         """What a checkpoint must hold to continue training."""
         return dict(network=self.network, optimizer=self.optimizer, policy_rng=self.policy.rng, rng=self.rng)
-
-    def set_learning_rate(self, learning_rate):
-        self.optimizer.learning_rate.assign(learning_rate)
-
-    def act(self, observation, temperature=1.0):
-        """Actions [B] sampled at `temperature` (0: greedy)."""
-        return self.policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
-
-    def act_for_rollout(self, observation):
-        """Sampled actions, their log-probabilities and the values: what a rollout stores."""
-        out = self.policy.act(tf.convert_to_tensor(observation), tf.constant(1.0))
-        return out["action"].numpy(), out["log_prob"].numpy(), out["value"].numpy()
-
-    def export(self, path):
-        export_policy(self.policy, path)
 
     @tf.function
     def _train_step(self, observations, actions, old_log_probs, advantages, returns):
