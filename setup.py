@@ -31,6 +31,9 @@ setup(
         # local GCS for the gs:// tests.
         # MinAtar's miniature Atari games (game=minatar/breakout, ...); GPL-3.0.
         "minatar": ["minatar>=1.0.15"],
-        "test": ["pytest>=8", "pytest-xdist>=3.5", "gcp-storage-emulator>=2024.8", "minatar>=1.0.15"],
+        # Hyperparameter search and benchmarks (lab --mode=search/benchmark) on Ray Tune, and
+        # real envs on Ray actors (real_num_workers).
+        "ray": ["ray[tune]>=2.40"],
+        "test": ["pytest>=8", "pytest-xdist>=3.5", "gcp-storage-emulator>=2024.8", "minatar>=1.0.15", "ray[tune]>=2.40"],
     },
 )

@@ -34,6 +34,8 @@ GIN_FILE = "operative_config.gin"
 COMMAND_FILE = "command.txt"
 _run_in_progress = None  # the output dir of the run this command started, for the Ctrl-C line
 # What a trained policy or world model is tied to: these may not change when a run is read again.
+# Where a run's work happens, not what it computes: a rerun may change these.
+RESOURCE_KEYS = ("real_num_workers",)
 ENV_SHAPE_KEYS = ("game", "frame_height", "frame_width", "grayscale", "frame_stack_size")
 
 
@@ -111,6 +113,10 @@ def run_hparams(output_dir, set_name, set_chosen, overrides, variant=None):
         raise UserError(f"output dir {output_dir!r} holds a run of set {origin!r}, not {set_name!r}; rerun with "
                         f"--hparams_set={origin} to resume it, or choose a new --output_dir")
     requested = apply_overrides(saved.copy(), overrides)
+    for name in RESOURCE_KEYS:  # how the run is spread over machines may change between reruns
+        if name in saved and requested.get(name) != saved.get(name):
+            logging.info("Resuming with %s=%r (was %r)", name, requested.get(name), saved.get(name))
+            setattr(saved, name, requested.get(name))
     if requested != saved:
         raise UserError(f"output dir {output_dir!r} holds a run with other hparams ({_differences(saved, requested)}); "
                         "rerun with the same hparams to resume it, or choose a new --output_dir")
@@ -118,8 +124,9 @@ def run_hparams(output_dir, set_name, set_chosen, overrides, variant=None):
     return saved
 
 
-def save_run(output_dir, hparams, set_name, overrides, variant_name=None):
-    """Creates `output_dir` and writes hparams.json and run.json (once) and command.txt."""
+def save_run(output_dir, hparams, set_name, overrides, variant_name=None, command=None):
+    """Creates `output_dir` and writes hparams.json and run.json (once) and command.txt (this
+    process's command line, or `command`: how to rerun a run started by a search)."""
     try:
         os.makedirs(output_dir, exist_ok=True)
     except OSError as e:
@@ -131,7 +138,7 @@ def save_run(output_dir, hparams, set_name, overrides, variant_name=None):
         atomic_write_text(os.path.join(output_dir, RUN_FILE),
                           json.dumps({"hparams_set": set_name, "hparams": overrides,
                                       **({"variant": variant_name} if variant_name else {})}, indent=2) + "\n")
-    atomic_write_text(os.path.join(output_dir, COMMAND_FILE), " ".join(sys.argv) + "\n")
+    atomic_write_text(os.path.join(output_dir, COMMAND_FILE), (command or " ".join(sys.argv)) + "\n")
 
 
 @contextlib.contextmanager
@@ -151,9 +158,31 @@ def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS obj
         if check is not None:
             check(hparams)
         save_run(output_dir, hparams, FLAGS.hparams_set, FLAGS.hparams, variant[0] if variant else None)
-        global _run_in_progress
-        _run_in_progress = FLAGS.output_dir
+        set_run_in_progress(FLAGS.output_dir)
         yield hparams, output_dir
+
+
+def set_run_in_progress(output_dir):
+    """The dir a Ctrl-C's line tells the user to resume (what a command that writes runs without
+    start_run, such as a search, is working in)."""
+    global _run_in_progress
+    _run_in_progress = output_dir
+
+
+@contextlib.contextmanager
+def log_to_file(path):
+    """absl's INFO lines (and above) also go to `path` meanwhile: the log of a run that a Ray
+    worker trains, whose terminal nobody sees."""
+    handler = std_logging.FileHandler(path)
+    handler.setFormatter(std_logging.Formatter("%(asctime)s %(levelname)s %(filename)s:%(lineno)d] %(message)s"))
+    handler.addFilter(_WithoutTensorFlowInfo())
+    logging.set_verbosity(logging.INFO)
+    logging.get_absl_logger().addHandler(handler)
+    try:
+        yield
+    finally:
+        logging.get_absl_logger().removeHandler(handler)
+        handler.close()
 
 
 def find_saved_hparams(path):

@@ -173,11 +173,11 @@ def test_lab_train_enjoy_and_dev_through_the_command_line(cli, tmp_path):
     assert saved["num_envs"] == 1 and saved["num_env_steps"] == 40
     assert json.loads((dev / "run.json").read_text())["variant"] == "dev"
     assert os.path.exists(dev / "graphs" / "summary.json")
-    # A dev run resumes as a dev run only; search and benchmark say they need Ray.
+    # A dev run resumes as a dev run only; a search names what it lacks (tests/test_ray.py runs one).
     assert_one_line_error(cli(LAB, "--hparams_set=rlmf_a2c_cartpole", "--mode=train", f"--output_dir={dev}"),
                           "holds a dev run", "--mode=dev")
     assert_one_line_error(cli(LAB, "--hparams_set=rlmf_a2c_tiny", "--mode=search", f"--output_dir={tmp_path / 's'}"),
-                          "Ray")
+                          "--mode=search needs --ranges")
     assert_one_line_error(cli(LAB, "--mode=enjoy", f"--output_dir={tmp_path / 'nothing'}"), "no rlkit run")
 
 

@@ -2,32 +2,44 @@
 
     python -m rlkit.hparams --list
     python -m rlkit.hparams --show=rlmb_tiny --hparams=game=breakout
+    python -m rlkit.hparams --list_ranges           # the ranged sets searches draw from
+    python -m rlkit.hparams --show_ranges=ppo_learning
 """
 
 from absl import flags
 
 from rlkit import cli
 from rlkit.errors import UserError
-from rlkit.hparams import create_hparams, describe_hparams, list_hparams
+from rlkit.hparams import create_hparams, describe_hparams, describe_ranges, get_ranges, list_hparams, list_ranges
 
 flags.DEFINE_bool("list", False, "Print the registered hparam sets.")
 flags.DEFINE_string("show", None, "Print the resolved values of this set.")
+flags.DEFINE_bool("list_ranges", False, "Print the registered ranged sets (lab --mode=search --ranges=NAME).")
+flags.DEFINE_string("show_ranges", None, "Print the ranges of this ranged set.")
 flags.DEFINE_string("hparams", "", "Overrides applied before --show prints, e.g. game=breakout.")
 FLAGS = flags.FLAGS
+
+
+def print_listing(names, describe):
+    width = max(len(name) for name in names)
+    for name in names:
+        print(f"{name:<{width}}  {describe(name)}")
 
 
 def main(argv):
     if len(argv) > 1:
         raise UserError(f"unexpected arguments {argv[1:]}; use --list or --show=NAME")
-    if FLAGS.show:
+    if FLAGS.show_ranges:
+        for hparam_range in get_ranges(FLAGS.show_ranges):
+            print(hparam_range.describe())
+    elif FLAGS.list_ranges:
+        print_listing(list_ranges(), describe_ranges)
+    elif FLAGS.show:
         print(create_hparams(FLAGS.show, FLAGS.hparams).to_json(indent=2))
     elif FLAGS.list:
-        names = list_hparams()
-        width = max(len(name) for name in names)
-        for name in names:
-            print(f"{name:<{width}}  {describe_hparams(name)}")
+        print_listing(list_hparams(), describe_hparams)
     else:
-        raise UserError("nothing to do: pass --list or --show=NAME")
+        raise UserError("nothing to do: pass --list, --show=NAME, --list_ranges or --show_ranges=NAME")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ RULES = {
     "game": non_empty,
     "frame_height": positive, "frame_width": positive, "frame_skip": positive, "frame_stack_size": positive,
     "grayscale": anything, "sticky_actions": anything, "max_episode_frames": positive, "max_num_noops": non_negative,
-    "num_envs": positive, "num_agent_steps": positive, "shard_steps": positive,
+    "num_envs": positive, "real_num_workers": non_negative, "num_agent_steps": positive, "shard_steps": positive,
     # Evaluation.
     "eval_batch_size": positive, "eval_step_limit": positive, "eval_max_num_noops": non_negative,
     "eval_sampling_temps": non_empty_list_of(non_negative), "eval_every_iterations": positive,

@@ -24,6 +24,9 @@ def env_atari():
         # The standard cap of 108,000 emulator frames (30 minutes of play).
         max_episode_frames=108000,
         frame_stack_size=4,
+        # Ray actors that run the real envs (collection and evaluation), each with its share of
+        # the envs and a copy of the policy; 0 runs them in this process and never imports Ray.
+        real_num_workers=0,
     )
 
 

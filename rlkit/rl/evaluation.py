@@ -40,20 +40,31 @@ def run_eval_cell(hparams, env, act, name, temperature, seed, record_envs):
     """One episode per env of `env` at `temperature`: (summary, recordings of the first envs)."""
     stats = run_episodes(FrameStack(env, hparams.frame_stack_size), lambda observation: act(observation, temperature),
                          hparams.eval_step_limit, seed, record_envs)
-    summary = summarize_returns(stats)
-    logging.info("Eval %s: mean return %.2f (clipped %.2f) over %d episodes", name, summary["mean_unclipped"],
-                 summary["mean_clipped"], len(stats.returns))
-    return summary, stats.recordings
+    return log_cell(name, summarize_returns(stats)), stats.recordings
 
 
-def evaluate_policy(hparams, act, seed, record_envs=0):
+def log_cell(name, summary):
+    logging.info("Eval %s: mean return %.2f (clipped %.2f), mean length %.1f", name, summary["mean_unclipped"],
+                 summary["mean_clipped"], summary["mean_length"])
+    return summary
+
+
+def evaluate_policy(hparams, act, seed, record_envs=0, workers=None):
     """{config_name: summary} of `act(stacked_observations, temperature) -> actions` on the real env,
-    and {config_name: [(frames, rewards)] of the first `record_envs` episodes}."""
+    and {config_name: [(frames, rewards)] of the first `record_envs` episodes}.
+
+    workers (rlkit.rl.workers): the episodes run on Ray actors, with the weights of the learner
+    they were started with (whose `act` `act` is), the same envs and seeds; nothing recorded."""
     results, recordings = {}, {}
     for temperature, max_noops in eval_grid(hparams):
         env_hparams = hparams.copy()
         env_hparams.max_num_noops = max_noops
         name = config_name(temperature, max_noops)
+        if workers is not None:
+            stats = workers.run_episodes(env_hparams, hparams.eval_batch_size, temperature, hparams.eval_step_limit,
+                                         seed)
+            results[name], recordings[name] = log_cell(name, summarize_returns(stats)), []
+            continue
         with make_batch_env(env_hparams, hparams.eval_batch_size) as env:
             results[name], recordings[name] = run_eval_cell(hparams, env, act, name, temperature, seed, record_envs)
     return results, recordings
@@ -68,6 +79,14 @@ def evaluate_in_world_model(hparams, act, simulated_env, seed, record_envs=0):
         results[name], recordings[name] = run_eval_cell(hparams, simulated_env, act, name, temperature, seed,
                                                         record_envs)
     return results, recordings
+
+
+def main_return(results):
+    """The return a run is judged by (its best policy chosen, a search's trials compared): the
+    mean unclipped return at temperature 1 (the policy's own sampling: PPO's softmax, DQN's
+    evaluation epsilon), else the first cell's."""
+    cells = [name for name in results if name.startswith("sampling_temp_1.0_")] or list(results)
+    return results[cells[0]]["mean_unclipped"]
 
 
 def policy_scalars(results):

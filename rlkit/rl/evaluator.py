@@ -18,7 +18,6 @@ TensorBoard; --num_debug_videos episodes per configuration go to DEBUG_VIDEO_PAT
 import json
 import os
 
-import tensorflow as tf
 from absl import flags, logging
 
 from rlkit import cli, gcs
@@ -28,12 +27,10 @@ from rlkit.data_generators.make_env import action_space_of, frame_shape, pixel_v
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams.env_sets import add_eval_hparams
-from rlkit.rl import evaluation
-from rlkit.rl.policy_export import find_policies, load_policy
-from rlkit.rl.simulated_env import SimulatedBatchEnv
-from rlkit.rl.world_model_training import load_world_model
-from rlkit.summaries import write_summaries
 from rlkit.video import episode_frames, write_mp4
+
+# TensorFlow and the modules that import it (about 5 s) are imported where they are used, so a
+# mistake in the flags is reported in well under a second.
 
 MODES = ("agent_real", "agent_simulated", "model")
 AGENTS = ("policy", "random")
@@ -53,6 +50,11 @@ def write_videos(video_dir, label, recordings, zoom=2):
 def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num_debug_videos, video_dir,
              seed, data_epochs=None):
     """{label: results} for every policy evaluated (one label for the random agent), plus videos."""
+    from rlkit.rl import evaluation
+    from rlkit.rl.policy_export import find_policies, load_policy
+    from rlkit.rl.simulated_env import SimulatedBatchEnv
+    from rlkit.rl.world_model_training import load_world_model
+
     action_space, _ = action_space_of(hparams)
     observation_shape = (hparams.frame_stack_size,) + frame_shape(hparams)
     if mode == "model":
@@ -136,6 +138,11 @@ def main(argv):
             gcs.local_output(FLAGS.debug_video_path or "") as video_dir:
         summary = evaluate(hparams, FLAGS.mode, FLAGS.agent, policy_dir, wm_dir, data_dir, FLAGS.all_epochs,
                            FLAGS.num_debug_videos, video_dir, FLAGS.seed, data_epochs)
+        import tensorflow as tf
+
+        from rlkit.rl import evaluation
+        from rlkit.summaries import write_summaries
+
         os.makedirs(eval_dir, exist_ok=True)
         writer = tf.summary.create_file_writer(eval_dir)
         for label, results in summary.items():

@@ -15,7 +15,14 @@ Modes:
           and evaluations every few iterations), then trained as in train mode. The set is not
           edited: the run's hparams.json holds what ran, run.json says it was a dev run, and only
           --mode=dev resumes it.
-  search, benchmark   come with rlkit's Ray support; until then they say so.
+  search  a hyperparameter search on Ray Tune: --num_trials runs of the set with values drawn
+          from the ranged set --ranges, stopped early by ASHA, --max_concurrent at once, each in
+          DIR/trials/trial_K; then DIR/search.md, search.png and best/ (rlkit.rl.search).
+  benchmark   the set on every game of --games and --seeds seeds as Ray tasks, each in
+          DIR/runs/<game>/seed_S; then DIR/benchmark.md and benchmark.json (rlkit.rl.benchmark).
+
+search and benchmark start Ray on this machine, or join the cluster at --ray_address; rerunning
+either resumes it. They need `pip install -e ".[ray]"`.
 """
 
 import os
@@ -29,7 +36,6 @@ from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import is_image_game, make_batch_env
 from rlkit.errors import UserError
 from rlkit.hparams import HParams
-from rlkit.rl.learner import check_learner
 from rlkit.video import display_frame, text_strip, upscale, write_mp4
 
 # The trainers and the policy export import TensorFlow (about 5 s): the modes import them when
@@ -98,16 +104,25 @@ def check_set(hparams):
         from rlkit.rl import trainer_model_based
         trainer_model_based.check_names(hparams)
     else:
-        check_learner(hparams)
+        from rlkit.rl import trainer_model_free
+        trainer_model_free.check_names(hparams)
 
 
-def train(hparams, output_dir, seed):
-    """Trains (or resumes) as the set says, then draws the session graphs; returns the summary."""
+def real_step_budget(hparams):
+    """The real env steps a run of `hparams` takes in all (a loop's first collection included)."""
+    if is_loop_set(hparams):
+        return hparams.num_real_env_steps + hparams.num_real_env_steps // hparams.epochs
+    return hparams.num_env_steps
+
+
+def train(hparams, output_dir, seed, on_evaluation=None):
+    """Trains (or resumes) as the set says, then draws the session graphs; returns the summary.
+    on_evaluation(real env steps, main return) hears of each evaluation (a search's reports)."""
     from rlkit.rl import session_graphs, trainer_model_based, trainer_model_free
 
     start = time.monotonic()
     trainer = trainer_model_based if is_loop_set(hparams) else trainer_model_free
-    trainer.train(hparams, output_dir, seed)
+    trainer.train(hparams, output_dir, seed, on_evaluation)
     summary = session_graphs.write_session_graphs(output_dir, hparams)
     if summary is None:
         logging.warning("No evaluation in %s yet: no session graphs", output_dir)
@@ -118,6 +133,26 @@ def train(hparams, output_dir, seed):
                  if summary["steps_to_solved"] is not None else "not solved" if summary["solved_return"] is not None
                  else "no solved_return in the set", time.monotonic() - start)
     return summary
+
+
+def rerun_command(set_name, overrides, seed, run_dir):
+    """The command that trains (or resumes) the run in `run_dir` by itself."""
+    return (f"python -m rlkit.rl.lab --mode=train --hparams_set={set_name} --hparams={overrides} --seed={seed} "
+            f"--output_dir={run_dir}")
+
+
+def train_in_dir(run_dir, set_name, overrides, seed, on_evaluation=None, cpus=1):
+    """The set with `overrides` trained (or resumed) in `run_dir` as `--mode=train` would, by a
+    search trial or a benchmark run in a Ray worker: saved as any run (its command.txt says how
+    to rerun it alone), its log in RUN/log.txt, TensorFlow on the `cpus` Ray reserved for it.
+    Returns the session summary (None without an evaluation)."""
+    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(cpus))
+    os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+    hparams = cli.run_hparams(run_dir, set_name, True, overrides)
+    check_set(hparams)
+    cli.save_run(run_dir, hparams, set_name, overrides, command=rerun_command(set_name, overrides, seed, run_dir))
+    with cli.log_to_file(os.path.join(run_dir, "log.txt")):
+        return train(hparams, run_dir, seed, on_evaluation)
 
 
 def choose_policy(run_dir, which):
@@ -256,6 +291,15 @@ def define_flags():
     flags.DEFINE_float("temperature", 1.0, "enjoy: sampling temperature (0 greedy; 1 the policy's own sampling).")
     flags.DEFINE_integer("max_steps", None, "enjoy: agent steps per episode at most (default: eval_step_limit).")
     flags.DEFINE_integer("fps", 30, "enjoy: frames per second of the window and the videos.")
+    flags.DEFINE_string("ranges", None, "search: the ranged set (python -m rlkit.hparams --list_ranges).")
+    flags.DEFINE_integer("num_trials", 8, "search: how many trials.")
+    flags.DEFINE_integer("max_concurrent", 2, "search, benchmark: runs at once.")
+    flags.DEFINE_float("grace_fraction", 0.25, "search: ASHA's first rung, as a share of a run's real env steps.")
+    flags.DEFINE_string("games", None, "benchmark: games, comma-separated (atari100k: its 26 games).")
+    flags.DEFINE_integer("seeds", 3, "benchmark: seeds per game (0, 1, ...).")
+    flags.DEFINE_integer("cpus_per_trial", 1, "search, benchmark: CPUs Ray reserves for each run.")
+    flags.DEFINE_string("ray_address", None, "search, benchmark: a Ray cluster to join (e.g. HEAD_IP:6379); "
+                        "default: start Ray on this machine.")
 
 
 FLAGS = flags.FLAGS
@@ -264,8 +308,22 @@ FLAGS = flags.FLAGS
 def main(argv):
     del argv
     if FLAGS.mode in ("search", "benchmark"):
-        raise UserError(f"--mode={FLAGS.mode} comes with rlkit's Ray support, which this version does not have "
-                        "yet: run --mode=train once per setting meanwhile")
+        cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
+        if FLAGS.gin_files or FLAGS.gin_bindings:
+            raise UserError(f"--mode={FLAGS.mode} does not pass gin config on to its runs: put the choice in the set")
+        if not FLAGS.output_dir:
+            raise UserError(f"--mode={FLAGS.mode} needs --output_dir (where its runs and tables go)")
+        if gcs.is_remote(FLAGS.output_dir):
+            raise UserError(f"--mode={FLAGS.mode} writes to a local (or cluster-shared) dir, not {FLAGS.output_dir!r}")
+        if FLAGS.mode == "search":
+            from rlkit.rl.search import search
+            search(FLAGS.hparams_set, FLAGS.hparams, FLAGS.ranges, FLAGS.num_trials, FLAGS.max_concurrent,
+                   FLAGS.output_dir, FLAGS.seed, FLAGS.ray_address, FLAGS.cpus_per_trial, FLAGS.grace_fraction)
+        else:
+            from rlkit.rl.benchmark import benchmark
+            benchmark(FLAGS.hparams_set, FLAGS.hparams, FLAGS.games, FLAGS.seeds, FLAGS.output_dir,
+                      FLAGS.max_concurrent, FLAGS.ray_address, FLAGS.cpus_per_trial)
+        return
     if FLAGS.mode == "enjoy":
         enjoy_run(FLAGS)
         return

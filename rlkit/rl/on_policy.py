@@ -20,7 +20,7 @@ from rlkit.summaries import write_summaries
 
 def train_on_policy(learner, env, iterations, env_steps, target_iterations, total_iterations, seed, writer,
                     restart_every_rollout=False, on_step=None, save_checkpoint=None, checkpoint_every=0,
-                    after_iteration=None, log_every=1, rollout_length=None):
+                    after_iteration=None, log_every=1, rollout_length=None, workers=None):
     """Collects rollouts with `learner` on `env` and updates it until `iterations` reaches
     `target_iterations`; returns the metrics of the last update ({} if none ran).
 
@@ -32,23 +32,29 @@ def train_on_policy(learner, env, iterations, env_steps, target_iterations, tota
     step (to store it). save_checkpoint() runs every `checkpoint_every` iterations and at the
     target; after_iteration(iteration, metrics) after every iteration (evaluation, shards).
     rollout_length: steps per env in a rollout, if not the learner's own (the loop's real-env
-    collections use real_rollout_length).
+    collections use real_rollout_length). workers (rlkit.rl.workers): Ray actors collect the
+    rollouts on their envs with the learner's weights; `env` is then unused.
     """
     rollout_length = rollout_length or learner.hparams.rollout_length
-    steps_per_iteration = env.env.num_envs * rollout_length
+    steps_per_iteration = (workers.num_envs if workers is not None else env.env.num_envs) * rollout_length
     done_steps = int(env_steps)
     progress = Progress(done_steps + (target_iterations - int(iterations)) * steps_per_iteration, done_steps)
     recent_returns = collections.deque(maxlen=100)
-    observation, metrics = None, {}
+    observation, started, metrics = None, False, {}
     while int(iterations) < target_iterations:
         learning_rate = learning_rate_at(learner.hparams, int(iterations) / total_iterations)
         learner.set_learning_rate(learning_rate)
-        restarted = observation is None or restart_every_rollout
-        if restarted:
-            # Env state is not checkpointed: a resumed run starts new episodes, seeded anew.
-            observation = env.reset(seed=seed + int(iterations))
-        rollout, observation, episodes = collect_rollout(env, observation, learner.act_for_rollout, rollout_length,
-                                                         on_step)
+        restarted = not started or restart_every_rollout
+        started = True
+        # Env state is not checkpointed: a resumed run starts new episodes, seeded anew.
+        reset_seed = seed + int(iterations) if restarted else None
+        if workers is not None:
+            rollout, episodes = workers.collect_rollout(rollout_length, reset_seed, on_step)
+        else:
+            if restarted:
+                observation = env.reset(seed=reset_seed)
+            rollout, observation, episodes = collect_rollout(env, observation, learner.act_for_rollout,
+                                                             rollout_length, on_step)
         rollout.restarted = restarted
         # {} when the learner waits for more data (REINFORCE until an episode ends).
         update_metrics = learner.update(rollout)

@@ -39,7 +39,7 @@ def return_tag(temperature, max_noops):
 
 def main_return_tag(hparams):
     """The evaluation return a run is judged by: at temperature 1 (the policy's own sampling) with
-    the set's no-ops, else the first evaluated cell's (as trainer_model_free.main_return)."""
+    the set's no-ops, else the first evaluated cell's (as evaluation.main_return)."""
     grid = eval_grid(hparams)
     temperature, max_noops = next(((t, n) for t, n in grid if t == 1.0), grid[0])
     return return_tag(temperature, max_noops)

@@ -32,12 +32,9 @@ import math
 import os
 import time
 
-import keras
-import tensorflow as tf
 from absl import flags, logging
 
 from rlkit import cli
-from rlkit.checkpoints import restore_latest
 from rlkit.data_generators import storage
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.replay import ReplayMemory
@@ -48,13 +45,11 @@ from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
-from rlkit.rl import evaluation
 from rlkit.rl.learner import build_learner, check_learner
-from rlkit.rl.off_policy import train_off_policy
-from rlkit.rl.on_policy import train_on_policy
-from rlkit.rl.simulated_env import SimulatedBatchEnv
-from rlkit.rl.world_model_training import evaluate_world_model, train_world_model, world_model_estimator
-from rlkit.summaries import write_summaries
+from rlkit.rl.workers import check_workers, start_workers
+
+# TensorFlow and the modules that import it (about 5 s) are imported by the functions that use
+# them, so the command reports a mistake in its flags, set or game in well under a second.
 
 
 def steps_per_collection(hparams):
@@ -100,6 +95,10 @@ class PolicyTrainer:
     when it also learns during the first collection)."""
 
     def __init__(self, hparams, env, policy_dir, seed):
+        import tensorflow as tf
+
+        from rlkit.checkpoints import restore_latest
+
         self.hparams = hparams
         self.policy_dir = policy_dir
         self.seed = seed
@@ -120,6 +119,7 @@ class PolicyTrainer:
                          int(self.simulated_steps))
 
     def writer(self, name):
+        import tensorflow as tf
         return tf.summary.create_file_writer(os.path.join(self.policy_dir, name))
 
     def save(self):
@@ -133,6 +133,10 @@ class PolicyTrainer:
     def train_in_world_model(self, model, store, data_epochs, epoch):
         """The learner inside `model`, started from real frames of the store's `data_epochs`, up
         to this epoch's target; then the export policy/epoch_K."""
+        from rlkit.rl.off_policy import train_off_policy
+        from rlkit.rl.on_policy import train_on_policy
+        from rlkit.rl.simulated_env import SimulatedBatchEnv
+
         hparams = self.hparams
         env = None
         if self.learner.off_policy:  # DQN: a number of simulated steps, from a replay of its own
@@ -165,15 +169,17 @@ class PolicyTrainer:
             self.learner.export(self.export_path(epoch))
 
 
-def collect_real_with_learner(hparams, env, data_dir, data_epoch, trainer, seed):
+def collect_real_with_learner(hparams, env, data_dir, data_epoch, trainer, seed, workers=None):
     """A collection into data/epoch_{data_epoch} with the learner learning on the real env as it
     collects (rollouts of real_rollout_length steps). The learner is checkpointed with every
-    shard, so both resume together."""
+    shard, so both resume together. workers: Ray actors step the real envs instead of `env`."""
+    from rlkit.rl.on_policy import train_on_policy
+
     target = steps_per_collection(hparams)
     done = storage.stored_steps(data_dir, data_epoch)
     if done >= target:
         return
-    steps_per_iteration = env.num_envs * hparams.real_rollout_length
+    steps_per_iteration = hparams.real_num_envs * hparams.real_rollout_length
     per_collection = math.ceil(target / steps_per_iteration)
     first_iteration = learner_collections_before(hparams, data_epoch) * per_collection
     # The stored shards say how far the collection got: a kill may land between a shard and its checkpoint.
@@ -181,7 +187,7 @@ def collect_real_with_learner(hparams, env, data_dir, data_epoch, trainer, seed)
     trainer.real_steps.assign(first_iteration * steps_per_iteration + done)
     last_iteration = first_iteration + per_collection
     total = learner_collections_before(hparams, hparams.epochs + 1) * per_collection  # all collections
-    writer = storage.RolloutWriter(data_dir, data_epoch, env.num_envs)
+    writer = storage.RolloutWriter(data_dir, data_epoch, hparams.real_num_envs)
 
     def store(observation, actions, step):
         writer.add(observation[:, -1], actions, step)
@@ -193,21 +199,27 @@ def collect_real_with_learner(hparams, env, data_dir, data_epoch, trainer, seed)
 
     train_on_policy(trainer.learner, FrameStack(env, hparams.frame_stack_size), trainer.real_iterations,
                     trainer.real_steps, last_iteration, total, seed + 100_003 * data_epoch, trainer.writer("real"),
-                    on_step=store, after_iteration=write_shard, rollout_length=hparams.real_rollout_length)
+                    on_step=store, after_iteration=write_shard, rollout_length=hparams.real_rollout_length,
+                    workers=workers)
 
 
-def collect_real(hparams, env, data_dir, data_epoch, act, seed):
-    """Stores one collection's real steps in data/epoch_{data_epoch}, continuing a killed one."""
+def collect_real(hparams, env, data_dir, data_epoch, act, seed, workers=None):
+    """Stores one collection's real steps in data/epoch_{data_epoch}, continuing a killed one;
+    `act` None collects at random. workers: Ray actors step the real envs instead of `env`."""
+    steps_from = (lambda start_seed: workers.steps(start_seed, with_policy=act is not None)) if workers else None
     collect_experience(env, data_dir, data_epoch, steps_per_collection(hparams), hparams.shard_steps,
-                       seed + 100_003 * data_epoch, act, hparams.frame_stack_size)
+                       seed + 100_003 * data_epoch, act, hparams.frame_stack_size, steps_from=steps_from)
 
 
-def evaluate_epoch(hparams, trainer, estimator, store, epoch, seed):
+def evaluate_epoch(hparams, trainer, estimator, store, epoch, seed, workers=None):
     """Real-env returns over the eval grid, and the world model on the data it has not been
     trained on yet (data/epoch_{epoch+1}): its reward accuracy and its losses and accuracies.
 
     Returns (the JSON summary, the TensorBoard scalars)."""
-    policy_results, _ = evaluation.evaluate_policy(hparams, trainer.learner.act, seed + epoch)
+    from rlkit.rl import evaluation
+    from rlkit.rl.world_model_training import evaluate_world_model
+
+    policy_results, _ = evaluation.evaluate_policy(hparams, trainer.learner.act, seed + epoch, workers=workers)
     held_out = [epoch + 1]
     accuracy = evaluation.reward_accuracy(estimator.model, store, hparams.reward_accuracy_lengths,
                                           hparams.reward_accuracy_rollouts, hparams.simulated_temperature,
@@ -228,6 +240,10 @@ def evaluate_epoch(hparams, trainer, estimator, store, epoch, seed):
 def save_epoch_results(eval_dir, summary, scalars, stage_seconds):
     """TensorBoard scalars at the real env steps so far, then eval_metrics/epoch_K.json: its
     presence marks the epoch done."""
+    import tensorflow as tf
+
+    from rlkit.summaries import write_summaries
+
     write_summaries(tf.summary.create_file_writer(eval_dir), summary["real_env_steps"],
                     dict(scalars, **{f"loop/seconds_{name}": t for name, t in stage_seconds.items()}))
     summary = dict(summary, stage_seconds=stage_seconds)
@@ -235,13 +251,23 @@ def save_epoch_results(eval_dir, summary, scalars, stage_seconds):
     atomic_write_text(path, json.dumps(summary, indent=2) + "\n")
 
 
-def train(hparams, output_dir, seed):
-    """Runs (or resumes) the whole loop; returns the last epoch's eval summary."""
+def train(hparams, output_dir, seed, on_evaluation=None):
+    """Runs (or resumes) the whole loop; returns the last epoch's eval summary.
+
+    on_evaluation(real env steps, main return) hears of every epoch's evaluation (a search
+    reports it to Ray Tune). With real_num_workers > 0, Ray actors run the real envs: every
+    real collection and evaluation (rlkit.rl.workers)."""
+    import keras
+
+    from rlkit.rl import evaluation
+    from rlkit.rl.world_model_training import train_world_model, world_model_estimator
+
     keras.utils.set_random_seed(seed)
     data_dir, world_model_dir, policy_dir, eval_dir = (
         os.path.join(output_dir, name) for name in ("data", "world_model", "policy", "eval_metrics"))
     real_env = make_batch_env(hparams, hparams.real_num_envs)
     trainer = PolicyTrainer(hparams, real_env, policy_dir, seed)
+    workers = start_workers(hparams, trainer.learner, hparams.real_num_envs, seed)
     # One Estimator for all epochs: its compiled train step is traced once.
     estimator = world_model_estimator(hparams.world_model, world_model_dir, frame_shape(hparams),
                                       int(real_env.action_space.n), pixel_values(hparams))
@@ -262,9 +288,9 @@ def train(hparams, output_dir, seed):
 
     with stage(0, "first_collection", f"first real collection ({hparams.initial_collection})"):
         if hparams.initial_collection == "random":
-            collect_real(hparams, real_env, data_dir, 0, None, seed)
+            collect_real(hparams, real_env, data_dir, 0, None, seed, workers)
         else:
-            collect_real_with_learner(hparams, real_env, data_dir, 0, trainer, seed)
+            collect_real_with_learner(hparams, real_env, data_dir, 0, trainer, seed, workers)
     # All real data, held compactly; each stage reads only the shards written since the last.
     store = FrameStore(data_dir)
     for epoch in range(hparams.epochs):
@@ -282,16 +308,20 @@ def train(hparams, output_dir, seed):
             trainer.train_in_world_model(estimator.model, store, [epoch], epoch)
         with stage(epoch, "collection", f"real collection ({hparams.collection})"):
             if hparams.collection == "learner":
-                collect_real_with_learner(hparams, real_env, data_dir, epoch + 1, trainer, seed)
+                collect_real_with_learner(hparams, real_env, data_dir, epoch + 1, trainer, seed, workers)
             else:
-                collect_real(hparams, real_env, data_dir, epoch + 1, trainer.learner.act, seed)
+                collect_real(hparams, real_env, data_dir, epoch + 1, trainer.learner.act, seed, workers)
         with stage(epoch, "evaluation", "evaluation"):
             store.update()
-            results, scalars = evaluate_epoch(hparams, trainer, estimator, store, epoch, seed)
+            results, scalars = evaluate_epoch(hparams, trainer, estimator, store, epoch, seed, workers)
         # Wall time of this process's stages, for benchmarks; a resumed epoch counts its part only.
         save_epoch_results(eval_dir, results, scalars, stage_seconds)
         stage_seconds = {}
+        if on_evaluation is not None:
+            on_evaluation(results["real_env_steps"], evaluation.main_return(results["policy"]))
     real_env.close()
+    if workers is not None:
+        workers.close()
     last = os.path.join(eval_dir, f"epoch_{hparams.epochs - 1}.json")
     logging.info("Done: %d epochs; policies in %s, metrics in %s", hparams.epochs, policy_dir, eval_dir)
     with open(last) as f:
@@ -300,6 +330,7 @@ def train(hparams, output_dir, seed):
 
 def check_names(hparams):
     """What can be checked before anything is written, so a mistake leaves no run dir behind."""
+    check_workers(hparams, hparams.real_num_envs)
     check_learner(hparams)
     learns_from_replay = "replay_capacity" in hparams.get(hparams.base_algo)
     if learns_from_replay and (hparams.initial_collection != "random" or hparams.collection == "learner"):

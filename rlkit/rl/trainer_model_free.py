@@ -15,18 +15,15 @@ from absl import flags, logging
 
 from rlkit import cli
 from rlkit.rl.learner import build_learner, check_learner
+from rlkit.rl.workers import check_workers
 
 
-def main_return(results):
-    """The return a run's best policy is chosen by: the mean unclipped return at temperature 1
-    (the policy's own sampling: PPO's softmax, DQN's evaluation epsilon), else the first cell's."""
-    cells = [name for name in results if name.startswith("sampling_temp_1.0_")] or list(results)
-    return results[cells[0]]["mean_unclipped"]
-
-
-def train(hparams, output_dir, seed):
+def train(hparams, output_dir, seed, on_evaluation=None):
     """Runs (or resumes) training as `hparams` describe; returns the last evaluation
     ({eval grid cell: summary}) with the iterations and env steps done.
+
+    on_evaluation(env_steps, main return) hears of every evaluation (a search reports it to
+    Ray Tune). With real_num_workers > 0, Ray actors run the real envs (rlkit.rl.workers).
 
     On-policy learners (PPO) train on rollouts (`train_on_policy`), off-policy ones (DQN) on
     replay batches (`train_off_policy`, the replay memory in OUTPUT_DIR/replay). After each
@@ -43,15 +40,21 @@ def train(hparams, output_dir, seed):
     from rlkit.rl import evaluation
     from rlkit.rl.off_policy import train_off_policy
     from rlkit.rl.on_policy import train_on_policy
+    from rlkit.rl.workers import start_workers
     from rlkit.summaries import write_summaries
 
     keras.utils.set_random_seed(seed)
     env = make_batch_env(hparams, hparams.num_envs)
     learner = build_learner(hparams, env.observation_space, env.action_space, seed)
+    # Ray actors for the real envs (real_num_workers > 0): the on-policy loop's rollouts and every
+    # evaluation; an off-policy learner's steps stay here, between its updates.
+    workers = start_workers(hparams, learner, hparams.num_envs, seed)
     iterations = tf.Variable(0, dtype=tf.int64)
     env_steps = tf.Variable(0, dtype=tf.int64)
     best_return = tf.Variable(-float("inf"), dtype=tf.float64)
+    evaluated_steps = tf.Variable(-1, dtype=tf.int64)  # the env steps of the last evaluation
     checkpoint = tf.train.Checkpoint(iteration=iterations, env_steps=env_steps, best_return=best_return,
+                                     evaluated_steps=evaluated_steps,
                                      **learner.checkpointables())
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, "checkpoints"),
                                          max_to_keep=hparams.keep_checkpoints)
@@ -65,14 +68,17 @@ def train(hparams, output_dir, seed):
     last_eval = {}
 
     def evaluate():
-        results, _ = evaluation.evaluate_policy(hparams, learner.act, seed)
+        results, _ = evaluation.evaluate_policy(hparams, learner.act, seed, workers=workers)
         write_summaries(eval_writer, int(env_steps), evaluation.policy_scalars(results))
         last_eval.update(results)
-        if main_return(results) > float(best_return):
-            best_return.assign(main_return(results))
+        evaluated_steps.assign(env_steps)
+        if evaluation.main_return(results) > float(best_return):
+            best_return.assign(evaluation.main_return(results))
             learner.export(os.path.join(policy_dir, "best"))
             logging.info("Best return so far (%.2f): policy exported to %s", float(best_return),
                          os.path.join(policy_dir, "best"))
+        if on_evaluation is not None:
+            on_evaluation(int(env_steps), evaluation.main_return(results))
 
     def save_checkpoint():
         manager.save(checkpoint_number=int(env_steps) if learner.off_policy else int(iterations))
@@ -100,9 +106,15 @@ def train(hparams, output_dir, seed):
                 evaluate()
         train_on_policy(learner, FrameStack(env, hparams.frame_stack_size), iterations, env_steps, total_iterations,
                         total_iterations, seed, train_writer, save_checkpoint=save_checkpoint,
-                        checkpoint_every=hparams.checkpoint_every_iterations, after_iteration=after_iteration)
+                        checkpoint_every=hparams.checkpoint_every_iterations, after_iteration=after_iteration,
+                        workers=workers)
+    if int(evaluated_steps) < int(env_steps):  # killed between the last checkpoint and its evaluation
+        evaluate()
+    save_checkpoint()  # with the last evaluation recorded: a rerun of the finished run evaluates nothing again
     learner.export(policy_dir)
     env.close()
+    if workers is not None:
+        workers.close()
     logging.info("Done: %d env steps; policy exported to %s (best: %s)", int(env_steps), policy_dir,
                  os.path.join(policy_dir, "best"))
     return dict(eval=last_eval, iterations=int(iterations), env_steps=int(env_steps))
@@ -116,9 +128,15 @@ def define_flags():
 FLAGS = flags.FLAGS
 
 
+def check_names(hparams):
+    """What can be checked before anything is written: the learner, and Ray where workers are asked for."""
+    check_workers(hparams, hparams.num_envs)
+    check_learner(hparams)
+
+
 def main(argv):
     del argv
-    with cli.start_run(FLAGS, check=check_learner) as (hparams, output_dir):
+    with cli.start_run(FLAGS, check=check_names) as (hparams, output_dir):
         train(hparams, output_dir, FLAGS.seed)
 
 

@@ -11,7 +11,6 @@ next to the real frames. Rerunning the same command resumes from the newest chec
 """
 
 
-import keras
 from absl import flags, logging
 
 from rlkit import cli, gcs
@@ -20,7 +19,6 @@ from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import action_space_of, pixel_values
 from rlkit.errors import UserError
 from rlkit.models.registry import get_model
-from rlkit.rl.world_model_training import evaluate_world_model, train_world_model, world_model_estimator
 
 ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
 
@@ -61,6 +59,11 @@ def main(argv):
                             "collection (python -m rlkit.data_generators.collect)")
 
     with cli.start_run(FLAGS, check=check) as (hparams, output_dir):
+        # Imported once the flags are checked: TensorFlow takes about 5 s to load.
+        import keras
+
+        from rlkit.rl.world_model_training import evaluate_world_model, train_world_model, world_model_estimator
+
         store = FrameStore(data_dir)
         keras.utils.set_random_seed(FLAGS.seed)
         estimator = world_model_estimator(hparams, output_dir, store.frame_shape, *actions_and_pixel_values_of(data_dir))
