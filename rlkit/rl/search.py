@@ -96,22 +96,21 @@ def describe_values(values):
                      for name, value in values.items())
 
 
-class _ProgressLines:
-    """One log line per trial result, start and end, instead of Tune's tables."""
+def progress_lines(tune, num_trials, output_dir):
+    """A Tune callback logging one line per trial result, start and end, instead of Tune's tables."""
+    class ProgressLines(tune.Callback):
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            logging.info("%s (%s) at %s real env steps: return %.4g | %d/%d trials started",
+                         trial_dir_name(trial.trial_id), describe_values(trial.config["values"]),
+                         f"{result[TIME_ATTR]:,}", result[METRIC], len(trials), num_trials)
 
-    def __new__(cls, tune, num_trials):
-        class Lines(tune.Callback):
-            def on_trial_result(self, iteration, trials, trial, result, **info):
-                logging.info("%s (%s) at %s real env steps: return %.4g | %d/%d trials started",
-                             trial_dir_name(trial.trial_id), describe_values(trial.config["values"]),
-                             f"{result[TIME_ATTR]:,}", result[METRIC], len(trials), num_trials)
+        def on_trial_complete(self, iteration, trials, trial, **info):
+            logging.info("%s ended", trial_dir_name(trial.trial_id))
 
-            def on_trial_complete(self, iteration, trials, trial, **info):
-                logging.info("%s ended", trial_dir_name(trial.trial_id))
-
-            def on_trial_error(self, iteration, trials, trial, **info):
-                logging.warning("%s failed: its log is %s", trial_dir_name(trial.trial_id), trial.path)
-        return Lines()
+        def on_trial_error(self, iteration, trials, trial, **info):
+            logging.warning("%s failed: its log is %s", trial_dir_name(trial.trial_id),
+                            os.path.join(output_dir, "trials", trial_dir_name(trial.trial_id), "log.txt"))
+    return ProgressLines()
 
 
 def trial_rows(result_grid, budget, output_dir):
@@ -255,7 +254,7 @@ def search(set_name, overrides, ranges_name, num_trials, max_concurrent, output_
         spec, output_dir=output_dir, cpus_per_trial=cpus_per_trial)), resources)
     experiment = os.path.join(output_dir, "tune")
     run_config = tune.RunConfig(name="tune", storage_path=output_dir, verbose=0,
-                                callbacks=[_ProgressLines(tune, num_trials)])
+                                callbacks=[progress_lines(tune, num_trials, output_dir)])
     name_by_id = dict(trial_dirname_creator=lambda trial: trial.trial_id)
     if tune.Tuner.can_restore(experiment):
         logging.info("Resuming the search in %s", output_dir)

@@ -257,6 +257,12 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     on_evaluation(real env steps, main return) hears of every epoch's evaluation (a search
     reports it to Ray Tune). With real_num_workers > 0, Ray actors run the real envs: every
     real collection and evaluation (rlkit.rl.workers)."""
+    last = os.path.join(output_dir, "eval_metrics", f"epoch_{hparams.epochs - 1}.json")
+    if os.path.exists(last):  # a finished run: nothing to build, train or evaluate again
+        logging.info("All %d epochs of %s are done; its metrics are in %s", hparams.epochs, output_dir,
+                     os.path.dirname(last))
+        with open(last) as f:
+            return json.load(f)
     import keras
 
     from rlkit.rl import evaluation
@@ -322,7 +328,6 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     real_env.close()
     if workers is not None:
         workers.close()
-    last = os.path.join(eval_dir, f"epoch_{hparams.epochs - 1}.json")
     logging.info("Done: %d epochs; policies in %s, metrics in %s", hparams.epochs, policy_dir, eval_dir)
     with open(last) as f:
         return json.load(f)
