@@ -39,6 +39,11 @@ class Registry:
         self._import_modules()
         return name in self._builders
 
+    def describe(self, name):
+        """The first line of the docstring of what `name` registers."""
+        doc = (self.get(name).__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else ""
+
     def get(self, name):
         """The function registered as `name`; an unknown name is refused with the closest ones."""
         self._import_modules()

@@ -107,8 +107,7 @@ def list_ranges():
 
 def describe_ranges(name):
     """The first line of a ranged set's docstring."""
-    doc = (_RANGED_SETS.get(name).__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    return _RANGED_SETS.describe(name)
 
 
 def get_ranges(name):

@@ -32,8 +32,7 @@ def list_hparams():
 
 def describe_hparams(name):
     """The first line of a set's docstring."""
-    doc = (_SETS.get(name).__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    return _SETS.describe(name)
 
 
 def get_hparams(name):

@@ -44,7 +44,6 @@ RANDOM_AND_HUMAN = {
     "private_eye": (24.9, 69571.3), "qbert": (163.9, 13455.0), "road_runner": (11.5, 7845.0),
     "seaquest": (68.4, 42054.7), "up_n_down": (533.4, 11693.2),
 }
-SPEC_FILE = "benchmark_spec.json"
 
 
 def parse_games(text):
@@ -133,15 +132,7 @@ def benchmark(set_name, overrides, games_text, seeds, output_dir, max_concurrent
         lab.check_set(create_hparams(set_name, ",".join(part for part in (overrides, f"game={game}") if part)))
     output_dir = os.path.abspath(output_dir)
     spec = dict(hparams_set=set_name, hparams=overrides, games=games, seeds=seeds)
-    spec_path = os.path.join(output_dir, SPEC_FILE)
-    if os.path.exists(spec_path):
-        with open(spec_path) as f:
-            if json.load(f) != spec:
-                raise UserError(f"{output_dir!r} holds another benchmark ({SPEC_FILE}): rerun it with its own flags "
-                                "to resume it, or choose a new --output_dir")
-    else:
-        os.makedirs(output_dir, exist_ok=True)
-        atomic_write_text(spec_path, json.dumps(spec, indent=2) + "\n")
+    lab.check_spec(output_dir, "benchmark_spec.json", spec, "benchmark")
     cli.set_run_in_progress(output_dir)
 
     ray = init_ray("--mode=benchmark", ray_address)

@@ -25,6 +25,7 @@ search and benchmark start Ray on this machine, or join the cluster at --ray_add
 either resumes it. They need `pip install -e ".[ray]"`.
 """
 
+import json
 import os
 import time
 
@@ -35,6 +36,7 @@ from rlkit import cli, gcs
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import is_image_game, make_batch_env
 from rlkit.errors import UserError
+from rlkit.fileio import atomic_write_text
 from rlkit.hparams import HParams
 from rlkit.video import display_frame, text_strip, upscale, write_mp4
 
@@ -111,7 +113,8 @@ def check_set(hparams):
 def real_step_budget(hparams):
     """The real env steps a run of `hparams` takes in all (a loop's first collection included)."""
     if is_loop_set(hparams):
-        return hparams.num_real_env_steps + hparams.num_real_env_steps // hparams.epochs
+        from rlkit.rl.trainer_model_based import steps_per_collection
+        return steps_per_collection(hparams) * (hparams.epochs + 1)
     return hparams.num_env_steps
 
 
@@ -133,6 +136,22 @@ def train(hparams, output_dir, seed, on_evaluation=None):
                  if summary["steps_to_solved"] is not None else "not solved" if summary["solved_return"] is not None
                  else "no solved_return in the set", time.monotonic() - start)
     return summary
+
+
+def check_spec(output_dir, spec_file, spec, kind):
+    """Writes the spec of a search or benchmark (`kind`) in `output_dir` on its first start; a
+    rerun must ask for the same one, which it then resumes."""
+    path = os.path.join(output_dir, spec_file)
+    if os.path.exists(path):
+        with open(path) as f:
+            saved = json.load(f)
+        changed = [f"{k}: {saved.get(k)!r} there, {spec[k]!r} now" for k in sorted(spec) if saved.get(k) != spec[k]]
+        if changed:
+            raise UserError(f"{output_dir!r} holds another {kind} ({', '.join(changed[:3])}): rerun it with its own "
+                            "flags to resume it, or choose a new --output_dir")
+        return
+    os.makedirs(output_dir, exist_ok=True)
+    atomic_write_text(path, json.dumps(spec, indent=2) + "\n")
 
 
 def rerun_command(set_name, overrides, seed, run_dir):

@@ -32,23 +32,7 @@ from rlkit.hparams.ranges import LOG_SCALE, trial_overrides
 from rlkit.rl import lab
 from rlkit.rl.workers import init_ray, import_ray
 
-SPEC_FILE = "search_spec.json"
 METRIC, TIME_ATTR = "return", "real_env_steps"
-
-
-def check_spec(output_dir, spec):
-    """Writes the search's spec on its first start; a rerun must ask for the same search."""
-    path = os.path.join(output_dir, SPEC_FILE)
-    if os.path.exists(path):
-        with open(path) as f:
-            saved = json.load(f)
-        changed = [f"{k}: {saved.get(k)!r} there, {spec[k]!r} now" for k in sorted(spec) if saved.get(k) != spec[k]]
-        if changed:
-            raise UserError(f"{output_dir!r} holds another search ({', '.join(changed[:3])}): rerun it with its own "
-                            "flags to resume it, or choose a new --output_dir")
-        return
-    os.makedirs(output_dir, exist_ok=True)
-    atomic_write_text(path, json.dumps(spec, indent=2) + "\n")
 
 
 def search_space(tune, ranges):
@@ -234,7 +218,7 @@ def search(set_name, overrides, ranges_name, num_trials, max_concurrent, output_
     budget = lab.real_step_budget(hparams)
     spec = dict(hparams_set=set_name, hparams=overrides, ranges=ranges_name, num_trials=num_trials, seed=seed,
                 max_concurrent=max_concurrent, grace_fraction=grace_fraction, real_step_budget=budget)
-    check_spec(output_dir, spec)
+    lab.check_spec(output_dir, "search_spec.json", spec, "search")
     cli.set_run_in_progress(output_dir)
 
     # Tune saves its state this often (seconds), so a killed search loses little; its own

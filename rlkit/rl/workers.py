@@ -164,8 +164,8 @@ class Workers:
 
     def collect_rollout(self, num_steps, reset_seed=None, on_step=None):
         """A rollout of all envs (their states continue from the last one unless reset_seed is
-        given) with the learner's current weights; on_step(frames stack's last frame ..) as
-        collect_rollout's, in step order. Returns (Rollout, EpisodeStats)."""
+        given) with the learner's current weights; on_step(observation, actions, step) sees every
+        step in order, as collect_rollout's does. Returns (Rollout, EpisodeStats)."""
         weights = self._weights()
         parts = self.ray.get([actor.collect_rollout.remote(weights, num_steps, reset_seed, on_step is not None)
                               for actor in self.actors])
