@@ -201,7 +201,7 @@ def test_training_exploration_is_epsilon_greedy_and_random_actions_skip_the_netw
     np.testing.assert_array_equal(learner.explore(observations, 0.0), greedy)
     changed = np.mean(learner.explore(observations, 0.3) != greedy)
     assert changed == pytest.approx(0.3 * 0.5, abs=0.03)  # half of the random actions differ
-    learner.policy.act_epsilon = None  # at epsilon 1 every action is random: the network is not called
+    learner.policy.greedy_action = None  # at epsilon 1 every action is random: the network is not called
     assert np.bincount(learner.explore(observations, 1.0), minlength=2) / 4000 == pytest.approx([0.5, 0.5], abs=0.03)
 
 

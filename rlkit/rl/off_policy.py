@@ -51,7 +51,7 @@ def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps,
     owed_updates = 0.0
     # Env state is not checkpointed: a resumed run starts new episodes, seeded anew.
     observation = env.reset(seed=seed + done_steps)
-    metrics, rollout_steps = {}, 0
+    metrics, rollout_steps, learning_rate = {}, 0, None
     while done_steps < target_steps:
         exploration = learner.exploration_at(done_steps)
         actions = learner.explore(observation, exploration)
@@ -69,10 +69,11 @@ def train_off_policy(learner, env, replay, env_steps, target_steps, total_steps,
         recent_returns.extend(step.episode_return[step.done].tolist())
 
         if done_steps >= hparams.learning_starts and len(replay):
-            learner.set_learning_rate(learning_rate_at(hparams, done_steps / total_steps))
             beta = importance_exponent_at(hparams, done_steps / total_steps)
             owed_updates += num_envs / hparams.update_period
             while owed_updates >= 1:
+                if learning_rate != (learning_rate := learning_rate_at(hparams, done_steps / total_steps)):
+                    learner.set_learning_rate(learning_rate)  # a TensorFlow op: only when it changes
                 batch = replay.sample(rng, hparams.batch_size, importance_exponent=beta)
                 metrics = learner.update(batch)
                 td_errors = metrics.pop("td_errors")
