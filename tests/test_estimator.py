@@ -97,6 +97,22 @@ def test_restoring_into_another_shape_fails_clearly(tmp_path):
         wider.evaluate(lambda: input_fn(batches=1), steps=1)
 
 
+def test_counters_added_later_are_optional_in_older_checkpoints(tmp_path):
+    """A run whose checkpoints predate a counter (say, trainer_model_free's evaluated_steps)
+    resumes with the counter at its initial value; any other missing object still fails."""
+    from rlkit.checkpoints import restore_latest
+    steps = tf.Variable(7, dtype=tf.int64)
+    old = tf.train.Checkpoint(steps=steps)
+    manager = tf.train.CheckpointManager(old, str(tmp_path), max_to_keep=1)
+    manager.save()
+    restored_steps, evaluated = tf.Variable(0, dtype=tf.int64), tf.Variable(-1, dtype=tf.int64)
+    new = tf.train.Checkpoint(steps=restored_steps, evaluated=evaluated)
+    assert restore_latest(new, manager, "the learner", added_later=["evaluated"])
+    assert (int(restored_steps), int(evaluated)) == (7, -1)
+    with pytest.raises(UserError, match="cannot restore checkpoint .* into the learner"):
+        restore_latest(new, manager, "the learner")
+
+
 def test_mixed_precision_trains_with_float32_variables(tmp_path):
     estimator = Estimator("fake_linear_regression", hparams(), str(tmp_path), mixed_precision=True)
     assert estimator.train(input_fn, max_steps=5) == 5
