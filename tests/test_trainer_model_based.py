@@ -206,3 +206,22 @@ def test_hparams_flags_and_dotted_overrides_reach_the_components(tiny_run):
     assert learning_rates_seen and all(r == pytest.approx(3e-4) for r in learning_rates_seen)
     # A rerun (the loop_ aliases set the same flags) resumes from the saved file, not the registry.
     assert cli.run_hparams(out, "rlmb_tiny", True, "ppo.learning_rate=3e-4").values() == saved
+
+
+def test_check_rewards_reports_the_world_models_rewards_on_a_runs_data(tiny_run):
+    """scripts/check_rewards.py on the tiny loop run: its counts agree with the stored data."""
+    run_dir, _ = tiny_run
+    script = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "check_rewards.py")
+    result = subprocess.run([sys.executable, script, f"--run={run_dir}", "--random_steps=64"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    stored = sum(storage.stored_steps(os.path.join(run_dir, "data"), e) for e in range(10))
+    assert lines[0].startswith(f"real data: {stored:,} steps, "), lines
+    rewarded = int(lines[0].split(", ")[1].split()[0])
+    for line, temperature in zip(lines[1:3], ("0", "1")):
+        assert line.startswith(f"temperature {temperature}:") and line.endswith("of 64 steps without one"), line
+        if rewarded:
+            assert f"of {rewarded} rewarded steps" in line, line
+    assert lines[3].startswith("inside the world model: ") and "training rollouts had a reward" in lines[3], lines
+    assert lines[4].startswith("policy entropy inside the world model: "), lines

@@ -1,0 +1,105 @@
+"""Does a SimPLe run's world model predict the real rewards, and does its policy ever see one?
+
+    python scripts/check_rewards.py --run=RUN [--data_epochs=0,1,2] [--random_steps=2048] [--rows_of_channel=C]
+
+For a `trainer_model_based` run directory (its newest world model, its data and its policy's
+TensorBoard logs), prints:
+- how many stored real steps have a non-zero reward;
+- the world model's reward on exactly those steps, predicted from the 4 real frames and actions
+  before each (as the world model's env starts), with its bits sampled at temperature 0 and at
+  1 (the loop's simulated_temperature), and on as many random other steps (false rewards);
+- inside the world model: the share of the policy's training rollouts with any reward, per
+  epoch's worth of iterations, and the policy's entropy at the start and the end;
+- with --rows_of_channel=C, where the stored frames' channel C (a MinAtar game's player: 0 in
+  Freeway, the chicken) is: how many frames have it in each row, top row first. The world
+  model's env starts from stored frames, so this is where the policy's rollouts start.
+
+A held-out reward accuracy near 1 says little when rewards are rare: predicting none is then
+almost always right. This is the check for games whose rewards are rare (docs/results.md, Freeway).
+"""
+
+import argparse
+import json
+import os
+
+import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
+import numpy as np
+import tensorflow as tf
+
+from rlkit.data_generators.frame_store import FrameStore
+from rlkit.hparams.hparam import HParams
+from rlkit.rl.plot import read_scalar
+from rlkit.rl.trainer_world_model import actions_and_pixel_values_of
+from rlkit.rl.world_model_training import load_world_model
+
+
+def predicted_rewards(model, store, steps, context, temperature):
+    """The model's rewards [N] for the stored `steps` [(episode, position)], each predicted from
+    the `context` real frames ending at it (the last one's action is the step's), and the real
+    rewards [N]."""
+    windows = [store.window(episode, position - context + 1, context) for episode, position in steps]
+    frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
+    state = model.start_state(tf.constant(frames), tf.constant(actions[:, :-1]), temperature)
+    _, rewards, _, _ = model.next_frame_and_end(tf.constant(frames), tf.constant(actions[:, -1]), state, temperature)
+    return rewards.numpy(), np.stack([w["rewards"] for w in windows])[:, -1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", required=True, help="a trainer_model_based output dir")
+    parser.add_argument("--data_epochs", default=None, help="comma-separated data epochs (default all)")
+    parser.add_argument("--random_steps", type=int, default=2048, help="other steps checked for false rewards")
+    parser.add_argument("--rows_of_channel", type=int, default=None, help="a channel whose row to count")
+    args = parser.parse_args()
+    with open(os.path.join(args.run, "hparams.json")) as f:
+        loop = json.load(f)
+    hparams = HParams(**loop["world_model"])
+    data_dir = os.path.join(args.run, "data")
+    epochs = [int(e) for e in args.data_epochs.split(",")] if args.data_epochs else None
+    store = FrameStore(data_dir, epochs)
+    num_actions, pixel_values = actions_and_pixel_values_of(data_dir)
+    model = load_world_model(hparams, os.path.join(args.run, "world_model"), store.frame_shape, num_actions,
+                             pixel_values)
+    context = hparams.num_context_frames
+
+    rewarded, others = [], []
+    rng = np.random.default_rng(0)
+    for episode, stored in enumerate(store.episodes):
+        if len(stored) < context:
+            continue
+        rewards = store.window(episode, 0, len(stored))["rewards"]
+        rewarded += [(episode, p) for p in np.flatnonzero(rewards[context - 1:] != 0) + context - 1]
+        others += [(episode, p) for p in np.flatnonzero(rewards[context - 1:] == 0) + context - 1]
+    print(f"real data: {store.num_steps:,} steps, {len(rewarded)} with a non-zero reward")
+    others = [others[i] for i in rng.choice(len(others), min(args.random_steps, len(others)), replace=False)]
+    for temperature in (0.0, 1.0):
+        line = f"temperature {temperature:g}:"
+        if rewarded:
+            predicted, real = predicted_rewards(model, store, rewarded, context, temperature)
+            line += f" the real reward predicted on {int(np.sum(predicted == real))} of {len(rewarded)} rewarded steps;"
+        predicted, _ = predicted_rewards(model, store, others, context, temperature)
+        print(f"{line} a reward predicted on {int(np.sum(predicted != 0))} of {len(others)} steps without one")
+
+    simulated = os.path.join(args.run, "policy", "simulated")
+    if os.path.isdir(simulated):
+        steps, rollout_rewards = read_scalar(simulated, "charts/rollout_reward")
+        per_epoch = loop["simulated_ppo_iterations"]
+        shares = [f"{np.mean(rollout_rewards[i:i + per_epoch] != 0):.3f}"
+                  for i in range(0, len(rollout_rewards), per_epoch)]
+        print(f"inside the world model: {int(np.sum(rollout_rewards != 0))} of {len(rollout_rewards)} training "
+              f"rollouts had a reward; share per {per_epoch} iterations: {' '.join(shares)}")
+        _, entropy = read_scalar(simulated, "losses/entropy")
+        print(f"policy entropy inside the world model: {entropy[0]:.2f} at the start, {entropy[-1]:.2f} at the end "
+              f"(uniform over {num_actions} actions: {np.log(num_actions):.2f})")
+
+    if args.rows_of_channel is not None:
+        steps = np.concatenate([stored.indices for stored in store.episodes])
+        on = np.concatenate([store.frames(steps[i:i + 10_000])[..., args.rows_of_channel].any(axis=2)
+                             for i in range(0, len(steps), 10_000)])  # [N, rows], decoded in parts
+        rows = np.bincount(np.argmax(on[on.any(axis=1)], axis=1), minlength=on.shape[1])
+        print(f"channel {args.rows_of_channel}'s top row in the {len(steps):,} stored frames, top row first: "
+              f"{' '.join(str(n) for n in rows)} ({np.sum(~on.any(axis=1))} frames without it)")
+
+
+if __name__ == "__main__":
+    main()
