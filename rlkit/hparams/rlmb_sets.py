@@ -12,7 +12,7 @@ from rlkit.hparams.registry import register_hparams
 from rlkit.hparams.world_model_sets import (next_frame_basic_stochastic_discrete,
                                             next_frame_basic_stochastic_discrete_long,
                                             next_frame_basic_stochastic_discrete_tiny, next_frame_minatar,
-                                            next_frame_pixel_noise)
+                                            next_frame_pixel_noise, next_frame_pong_cpu)
 
 
 @register_hparams
@@ -84,6 +84,22 @@ def rlmb_base_stochastic_discrete_20k():
     hparams = _with_real_steps(19_200)
     hparams.epochs = 6
     hparams.simulated_ppo_iterations = 2000
+    return hparams
+
+
+@register_hparams
+def rlmb_pong_cpu():
+    """SimPLe's loop on real Pong sized for a few hours of a 2-core CPU: the small world model
+    next_frame_pong_cpu (~7K training steps in all), 6 epochs of 6,400 real steps after the first
+    collection (44,800 in all), 50 PPO iterations inside the model per epoch (400K simulated
+    steps in all) instead of 1,000, and so PPO's default learning rate 2.5e-4, not SimPLe's 1e-4.
+    docs/results.md has its run."""
+    hparams = _with_real_steps(38_400)
+    hparams.epochs = 6
+    hparams.world_model = next_frame_pong_cpu()
+    hparams.simulated_ppo_iterations = 50
+    hparams.checkpoint_every_iterations = 25
+    hparams.ppo.learning_rate = 2.5e-4
     return hparams
 
 

@@ -160,3 +160,23 @@ def next_frame_minatar():
     hparams.train_steps = 1000
     hparams.dream_length = 12
     return hparams
+
+
+@register_hparams
+def next_frame_pong_cpu():
+    """The stochastic discrete model sized for real Pong (105x80 RGB) on a 2-core CPU: hidden 16
+    (SimPLe: 96), 32 latent bits (128), 2 target frames (6), 2.8M parameters against 82M; its
+    schedules shortened to the ~7K steps rlmb_pong_cpu trains it for."""
+    hparams = next_frame_basic_stochastic_discrete()
+    hparams.hidden_size = 16
+    hparams.bottleneck_bits = 32
+    hparams.latent_discriminator_filters = 32
+    hparams.latent_predictor_state_size = 32
+    hparams.recurrent_state_size = 8
+    hparams.num_target_frames = 2
+    hparams.learning_rate_warmup_steps = 500
+    hparams.discretize_warmup_steps = 2000
+    hparams.latent_rnn_warmup_steps = 2000
+    hparams.scheduled_sampling_steps = 2000
+    hparams.train_steps = 600
+    return hparams
