@@ -195,6 +195,14 @@ def start_and_signal_when(args, marker, signum):
     return process.returncode, "".join(lines), time.monotonic() - signaled
 
 
+def crash_report(stderr):
+    """What to show when a stopped command did not exit as it should: a crash's thread dump
+    (faulthandler's, without its long list of extension modules), else the end of stderr."""
+    if "Fatal Python error" in stderr:
+        return stderr[stderr.index("Fatal Python error"):].split("Extension modules:")[0][:8000]
+    return stderr[-3000:]
+
+
 def not_rlkit_lines(stderr):
     """The lines of a command's stderr that are not rlkit's own: absl's format, from rlkit's files."""
     package = os.path.dirname(rlkit.__file__)
@@ -208,7 +216,7 @@ def test_ctrl_c_and_sigterm_stop_with_one_line_and_the_run_resumes_and_it_is_qui
     out = str(tmp_path / "run")
     args = [MODEL_FREE, RLMF_TINY, "--hparams=num_env_steps=1000000", f"--output_dir={out}"]
     status, stderr, seconds = start_and_signal_when(args, "iteration 3/", signal.SIGINT)
-    assert status == 130 and seconds < 20, stderr[-3000:]
+    assert status == 130 and seconds < 20, crash_report(stderr)
     stop_line = f"stopped by Ctrl-C: rerun the same command to resume the run in {out}"
     # Nothing but rlkit's progress lines and the stop line: no TensorFlow start-up lines, no traceback.
     assert not_rlkit_lines(stderr) == [stop_line], stderr[-3000:]
@@ -216,7 +224,7 @@ def test_ctrl_c_and_sigterm_stop_with_one_line_and_the_run_resumes_and_it_is_qui
     assert "hparams.json" in saved and any(name.startswith("checkpoints") for name in saved)
 
     status, stderr, seconds = start_and_signal_when(args, "steps (", signal.SIGTERM)
-    assert status == 143 and seconds < 20, stderr[-3000:]
+    assert status == 143 and seconds < 20, crash_report(stderr)
     assert re.search(r"at iteration [1-9]\d*, \d+ env steps", stderr)  # resumed, not restarted
     stop_line = f"stopped by SIGTERM: rerun the same command to resume the run in {out}"
     assert not_rlkit_lines(stderr) == [stop_line], stderr[-3000:]
