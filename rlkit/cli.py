@@ -133,11 +133,16 @@ def save_run(output_dir, hparams, set_name, overrides, variant_name=None, comman
         raise UserError(f"cannot create output dir {output_dir!r}: {e.strerror}") from None
     if not os.access(output_dir, os.W_OK):
         raise UserError(f"output dir {output_dir!r} is not writable; choose another --output_dir")
-    if not os.path.exists(os.path.join(output_dir, HPARAMS_FILE)):
-        atomic_write_text(os.path.join(output_dir, HPARAMS_FILE), hparams.to_json(indent=2) + "\n")
+    hparams_path, resolved = os.path.join(output_dir, HPARAMS_FILE), hparams.to_json(indent=2) + "\n"
+    if not os.path.exists(hparams_path):
+        atomic_write_text(hparams_path, resolved)
         atomic_write_text(os.path.join(output_dir, RUN_FILE),
                           json.dumps({"hparams_set": set_name, "hparams": overrides,
                                       **({"variant": variant_name} if variant_name else {})}, indent=2) + "\n")
+    else:
+        with open(hparams_path) as f:
+            if f.read() != resolved:  # a rerun that changed a RESOURCE_KEYS value: record what runs now
+                atomic_write_text(hparams_path, resolved)
     atomic_write_text(os.path.join(output_dir, COMMAND_FILE), (command or " ".join(sys.argv)) + "\n")
 
 

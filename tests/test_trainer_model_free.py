@@ -170,6 +170,12 @@ def test_resume_reads_the_saved_hparams_not_the_registry(cli, tmp_path, monkeypa
         cli_module.run_hparams(out, "rlmf_cartpole", True, "")
     # A rerun naming no set resumes the run too.
     assert cli_module.run_hparams(out, "rlmf_base", False, "").values() == saved
+    # How the run is spread over machines may change; hparams.json then records the new value.
+    hparams = cli_module.run_hparams(out, "rlmf_tiny", True, "num_env_steps=64,ppo.learning_rate=3e-4,real_num_workers=2")
+    assert hparams.real_num_workers == 2
+    cli_module.save_run(out, hparams, "rlmf_tiny", "num_env_steps=64,ppo.learning_rate=3e-4,real_num_workers=2")
+    with open(os.path.join(out, "hparams.json")) as f:
+        assert json.load(f) == dict(saved, real_num_workers=2)
 
 
 def test_learning_rate_schedule_is_applied(tmp_path):
