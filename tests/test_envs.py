@@ -112,6 +112,39 @@ def test_episode_frame_cap_truncates(backend):
         assert env.step(np.zeros(2, np.int64)).episode_length.sum() == 0  # a new episode began
 
 
+def test_episodic_life_ends_the_episode_at_each_lost_life_and_the_game_goes_on():
+    """Breakout's 5 lives, the same seed and actions: with episodic_life the first 4 lost lives
+    end episodes, and the 5th ends the game within a step per earlier life (ale-py advances the
+    game one step at each life's "reset") of where a whole-game env ends it: the game was not
+    reset in between (a reset would take another ~180 steps of 5 lives)."""
+    def episode_ends(episodic_life):
+        rng = np.random.default_rng(0)
+        with AtariBatchEnv("breakout", 1, max_num_noops=0, episodic_life=episodic_life) as env:
+            env.reset(seed=0)
+            ends = []
+            for t in range(4000):
+                if env.step(random_actions(env, rng)).terminated[0]:
+                    ends.append(t)
+                    if len(ends) == (5 if episodic_life else 1):
+                        return ends
+        return ends
+    whole_game, per_life = episode_ends(False), episode_ends(True)
+    assert len(whole_game) == 1 and len(per_life) == 5, (whole_game, per_life)
+    assert abs(per_life[-1] - whole_game[0]) <= 4 and per_life[0] < per_life[1], (whole_game, per_life)
+
+
+def test_evaluation_plays_whole_games_when_training_ends_episodes_at_lost_lives():
+    from rlkit.rl import evaluation
+    hparams = create_hparams("rlmf_dqn_nature", "game=breakout,eval_batch_size=1,eval_step_limit=4500,"
+                             "eval_max_num_noops=0")
+    assert hparams.episodic_life
+    rng = np.random.default_rng(0)
+    results, _ = evaluation.evaluate_policy(hparams, lambda observation, temperature=1.0: rng.integers(
+        4, size=len(observation)), seed=0)
+    # A random Breakout game lasts well over one life (~40-60 agent steps each).
+    assert list(results.values())[0]["mean_length"] > 120, results
+
+
 def test_sticky_actions_change_the_trajectory():
     def frames(sticky):
         rng = np.random.default_rng(0)

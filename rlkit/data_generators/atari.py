@@ -46,7 +46,8 @@ class AtariBatchEnv(BatchEnv):
     """N Atari games stepped together by ale-py's native vector env."""
 
     def __init__(self, game, num_envs, frame_height=105, frame_width=80, grayscale=False,
-                 frame_skip=4, max_num_noops=8, sticky_actions=False, max_episode_frames=108000):
+                 frame_skip=4, max_num_noops=8, sticky_actions=False, max_episode_frames=108000,
+                 episodic_life=False):
         self._env = AtariVectorEnv(
             game, num_envs,
             img_height=frame_height, img_width=frame_width, grayscale=grayscale,
@@ -56,7 +57,9 @@ class AtariBatchEnv(BatchEnv):
             repeat_action_probability=STICKY_ACTION_PROBABILITY if sticky_actions else 0.0,
             max_num_frames_per_episode=max_episode_frames,
             reward_clipping=False,  # unclipped scores are reported; BatchEnv clips for learning
-            use_fire_reset=False, episodic_life=False,
+            use_fire_reset=False,
+            # A lost life ends the episode for the learner; only a game over resets the game.
+            episodic_life=episodic_life,
             autoreset_mode="SameStep",
             # One thread per core: ale-py's default of one per env oversubscribes small machines
             # (8 envs on 2 cores: 3,980 vs 4,400 steps/s).

@@ -13,6 +13,7 @@ from gymnasium.vector import AutoresetMode
 
 from rlkit.data_generators.atari import STICKY_ACTION_PROBABILITY, gymnasium_atari_id
 from rlkit.data_generators.batch_env import BatchEnv
+from rlkit.errors import UserError
 
 
 def gymnasium_ids():
@@ -69,8 +70,11 @@ class GymBatchEnv(BatchEnv):
 
 def gym_atari_batch_env(game, num_envs, wrappers=(), frame_height=105, frame_width=80,
                         grayscale=False, frame_skip=4, max_num_noops=8, sticky_actions=False,
-                        max_episode_frames=108000):
+                        max_episode_frames=108000, episodic_life=False):
     """Atari through gymnasium: the same preprocessing as AtariBatchEnv, plus extra wrappers."""
+    if episodic_life:
+        raise UserError("episodic_life=True needs rlkit's own Atari env: drop the gin gym_wrappers, or set "
+                         "episodic_life=False")
     preprocessing = atari_preprocessing(frame_height, frame_width, grayscale, frame_skip,
                                         max_num_noops)
     return GymBatchEnv(

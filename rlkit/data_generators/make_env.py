@@ -54,7 +54,8 @@ def atari_settings(hparams):
     return dict(frame_height=hparams.frame_height, frame_width=hparams.frame_width,
                 grayscale=hparams.grayscale, frame_skip=hparams.frame_skip,
                 max_num_noops=hparams.max_num_noops, sticky_actions=hparams.sticky_actions,
-                max_episode_frames=hparams.max_episode_frames)
+                max_episode_frames=hparams.max_episode_frames,
+                episodic_life=hparams.get("episodic_life", False))  # absent in runs saved before it
 
 
 def frame_shape(hparams):

@@ -66,7 +66,7 @@ RULES = {
     # Env and data.
     "game": non_empty,
     "frame_height": positive, "frame_width": positive, "frame_skip": positive, "frame_stack_size": positive,
-    "grayscale": anything, "sticky_actions": anything, "max_episode_frames": positive, "max_num_noops": non_negative,
+    "grayscale": anything, "sticky_actions": anything, "episodic_life": anything, "max_episode_frames": positive, "max_num_noops": non_negative,
     "num_envs": positive, "real_num_workers": non_negative, "num_agent_steps": positive, "shard_steps": positive,
     # Evaluation.
     "eval_batch_size": positive, "eval_step_limit": positive, "eval_max_num_noops": non_negative,

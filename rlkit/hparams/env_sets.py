@@ -23,6 +23,10 @@ def env_atari():
         sticky_actions=False,
         # The standard cap of 108,000 emulator frames (30 minutes of play).
         max_episode_frames=108000,
+        # Nature DQN's and A2C's training signal: a lost life ends the training episode (its
+        # last step a terminal), though the game goes on until it is over. Evaluation always
+        # plays whole games.
+        episodic_life=False,
         frame_stack_size=4,
         # Ray actors that run the real envs (collection and evaluation), each with its share of
         # the envs and a copy of the policy; 0 runs them in this process and never imports Ray.

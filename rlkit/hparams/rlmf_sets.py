@@ -136,6 +136,7 @@ def rlmf_dqn_nature():
     hparams.frame_height = hparams.frame_width = 84
     hparams.grayscale = True
     hparams.max_num_noops = 30
+    hparams.episodic_life = True
     _off_policy(hparams, "dqn", dqn_nature_params(), num_envs=1, num_env_steps=12_500_000, shard_steps=10_000,
                 eval_every_steps=250_000)
     add_eval_hparams(hparams)
@@ -311,6 +312,7 @@ def rlmf_a2c_atari():
     hparams = env_atari()
     hparams.frame_height = hparams.frame_width = 84
     hparams.grayscale = True
+    hparams.episodic_life = True
     _on_policy(hparams, "a2c", a2c_atari_params(), num_envs=16, num_env_steps=10_000_000,
                eval_every_iterations=6_250)
     add_eval_hparams(hparams)

@@ -59,6 +59,8 @@ def evaluate_policy(hparams, act, seed, record_envs=0, workers=None):
     for temperature, max_noops in eval_grid(hparams):
         env_hparams = hparams.copy()
         env_hparams.max_num_noops = max_noops
+        if "episodic_life" in env_hparams:
+            env_hparams.episodic_life = False  # evaluation plays whole games
         name = config_name(temperature, max_noops)
         if workers is not None:
             stats = workers.run_episodes(env_hparams, hparams.eval_batch_size, temperature, hparams.eval_step_limit,
