@@ -108,6 +108,17 @@ def test_prioritized_replay_draws_by_priority_with_importance_weights(tmp_path):
     for i in range(3):
         weight = batch["weights"][batch["indices"] == candidates[i]][0]
         assert weight == pytest.approx(expected[i] / largest, rel=1e-4)
+    # The priorities are saved with the next shard: a replay reopened on the directory (a resumed
+    # run) has them, and gives the steps stored since the largest priority.
+    for t in range(16, 24):
+        replay.add(frames_at(t)[:, :, :, :], np.array([0, 1]), fake_step(t, [False, False], [0.0, 0.0]))
+    resumed = ReplayMemory(str(tmp_path / "replay"), NUM_ENVS, stack=2, capacity=1000, shard_steps=8,
+                           prioritized=True, priority_exponent=0.5)
+    assert resumed.max_priority == replay.max_priority == pytest.approx(8.0 + 1e-6)
+    np.testing.assert_allclose(resumed.tree.get(candidates), replay.tree.get(candidates))
+    new = np.setdiff1d(resumed.candidates(), candidates)
+    np.testing.assert_allclose(resumed.tree.get(new), (8.0 + 1e-6) ** 0.5)
+    assert resumed.tree.total == pytest.approx(replay.tree.total)
 
 
 def test_n_step_transitions_sum_rewards_to_the_episode_end_and_stack_the_next_observation(tmp_path):

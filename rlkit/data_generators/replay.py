@@ -9,18 +9,26 @@ not sampled yet, and are lost if the run is killed.
 
 Sampling is uniform, or proportional to priorities (Schaul et al. 2016): transition i is drawn
 with probability p_i^alpha / sum_j p_j^alpha and weighted by (N * P(i))^-beta, divided by the
-batch's largest weight (as Dopamine does). New transitions get the largest priority so far;
-priorities are not saved, so a resumed run gives every stored transition that largest one.
+batch's largest weight (as Dopamine does). New transitions get the largest priority so far.
+The priorities are saved with every shard (`REPLAY_DIR/priorities.npz`, atomically), so a
+resumed run samples as the killed one would have at that shard; steps stored after the last
+save get the largest priority.
 
 Capacity counts whole episodes: once more than `capacity` steps are stored, the episodes that
 ended before the newest `capacity` steps are forgotten (their frames freed), so memory stays
 near `capacity` steps plus one unfinished episode per env.
 """
 
+import io
+import os
+
 import numpy as np
 
 from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
+from rlkit.fileio import atomic_write_bytes
+
+PRIORITIES_FILE = "priorities.npz"
 
 
 class SumTree:
@@ -84,6 +92,7 @@ class ReplayMemory:
         # Atari's rewards are clipped for learning; other games' are learned as they are.
         self.reward_column = "rewards" if clip_rewards else "raw_rewards"
         self.prioritized, self.priority_exponent, self.priority_epsilon = prioritized, priority_exponent, priority_epsilon
+        self.replay_dir = replay_dir
         self.store = FrameStore(replay_dir)  # what a killed run stored
         self.writer = storage.RolloutWriter(replay_dir, 0, num_envs)
         self.tree = SumTree(max(self.store.num_steps, 1024)) if prioritized else None
@@ -91,6 +100,8 @@ class ReplayMemory:
         self._in_tree = np.zeros(0, bool)
         self._candidates = None
         self._after_new_steps()
+        if prioritized:
+            self._restore_priorities()
 
     @property
     def num_steps(self):
@@ -114,6 +125,25 @@ class ReplayMemory:
         if path is not None:
             self.store.add_shard(path, arrays)
             self._after_new_steps()
+            if self.prioritized:
+                self._save_priorities()
+
+    def _save_priorities(self):
+        buffer = io.BytesIO()
+        np.savez(buffer, priorities=self.tree.get(np.arange(self.store.num_steps)), max_priority=self.max_priority)
+        atomic_write_bytes(os.path.join(self.replay_dir, PRIORITIES_FILE), buffer.getvalue())
+
+    def _restore_priorities(self):
+        """The priorities saved with the last shard, for the transitions still stored."""
+        path = os.path.join(self.replay_dir, PRIORITIES_FILE)
+        if not os.path.exists(path):
+            return
+        with np.load(path) as saved:
+            priorities, self.max_priority = saved["priorities"], float(saved["max_priority"])
+        slots = np.flatnonzero(priorities[:self.store.num_steps] > 0)
+        slots = slots[self._in_tree[slots]]  # not forgotten since, and whole transitions
+        if len(slots):
+            self.tree.set(slots, priorities[slots])
 
     def _after_new_steps(self):
         forgotten = self.store.forget_before(self.store.num_steps - self.capacity)
