@@ -1,6 +1,7 @@
-"""docs/results.md's tables and figures from the runs of scripts/minatar_experiment.sh.
+"""docs/results.md's tables and figures from the runs of scripts/minatar_experiment.sh, and from
+the real-Pong run (rlmb_pong_cpu) with its random baseline.
 
-    python scripts/minatar_results.py --runs=RUNS [--docs=docs]
+    python scripts/minatar_results.py --runs=RUNS [--pong_runs=PONG_RUNS] [--docs=docs]
 
 Run directories are large (data, checkpoints) and a machine may not outlive a session, so each
 run's evaluation record is first archived into DOCS/results/runs/GAME/RUN: its evaluation event
@@ -11,6 +12,9 @@ overwrites a longer record. The tables (between the `<!-- results:begin -->` and
 `<!-- results:end -->` lines of DOCS/results.md) and one figure per game
 (DOCS/results/minatar_GAME.png, drawn with the plot command) are then made from the archive
 alone: without --runs the script redraws them from what earlier sessions archived.
+--pong_runs (a dir holding simple_pong_cpu_s* and random_s*) is archived into
+DOCS/results/runs/pong alike, and makes the per-epoch table between `<!-- pong:begin -->` and
+`<!-- pong:end -->` and DOCS/results/pong_cpu.png.
 """
 
 import argparse
@@ -34,7 +38,12 @@ TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-RUN_FILES = ("hparams.json", "run.json", "command.txt")
+PONG_BEGIN, PONG_END = "<!-- pong:begin -->", "<!-- pong:end -->"
+PONG_RUNS = ("simple_pong_cpu", "random")
+# The evaluation cells of the Pong table: (sampling temperature, max no-ops, column title)
+PONG_CELLS = ((1.0, 0, "temperature 1"), (1.0, 8, "temperature 1, 8 no-ops"), (0.5, 8, "temperature 0.5, 8 no-ops"),
+              (0.0, 0, "temperature 0"))
+RUN_FILES = ("hparams.json", "run.json", "command.txt", "summary.json")  # summary.json: the random baseline's
 EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's evaluation events
 
 
@@ -102,22 +111,27 @@ def archive_run(run, archived):
     return True
 
 
-def archive(runs_dir, archive_dir):
-    for game in GAMES:
-        for prefix, _ in METHODS:
-            for run in sorted(glob.glob(os.path.join(runs_dir, game, f"{prefix}_s*"))):
-                if os.path.isdir(run) and archive_run(run, os.path.join(archive_dir, game, os.path.basename(run))):
-                    print(f"archived {run}")
+def archive(runs_dir, archive_dir, prefixes):
+    """Archives each run RUNS_DIR/PREFIX_sSEED into ARCHIVE_DIR/PREFIX_sSEED."""
+    for prefix in prefixes:
+        for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
+            if os.path.isdir(run) and archive_run(run, os.path.join(archive_dir, os.path.basename(run))):
+                print(f"archived {run}")
+
+
+def epoch_summaries(run):
+    """A loop run's per-epoch JSON (evaluation returns, world-model metrics, stage times), in epoch order."""
+    paths = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")),
+                   key=lambda p: int(re.search(r"epoch_(\d+)", p).group(1)))
+    return [json.load(open(path)) for path in paths]
 
 
 def world_model_metrics(run):
     """The SimPLe run's last held-out world-model evaluation."""
-    epochs = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")),
-                    key=lambda p: int(re.search(r"epoch_(\d+)", p).group(1)))
+    epochs = epoch_summaries(run)
     if not epochs:
         return None
-    summary = json.load(open(epochs[-1]))
-    return dict(summary["world_model"], epoch=len(epochs) - 1)
+    return dict(epochs[-1]["world_model"], epoch=len(epochs) - 1)
 
 
 def mean_std(values, digits=2):
@@ -177,14 +191,59 @@ def draw(runs, game, docs_dir):
     return output
 
 
+def cell(results, temperature, noops):
+    """A Pong evaluation cell's mean return (32 episodes) and its standard deviation over episodes."""
+    result = results.get(f"sampling_temp_{temperature}_max_noops_{noops}")
+    if result is None:  # a set that evaluates other cells
+        return "—"
+    return f"{result['mean_unclipped']:.2f} ± {result['std_unclipped']:.2f}"
+
+
+def pong_section(archive_dir, docs_dir):
+    """The real-Pong run's per-epoch table and figure, from the archive; None before its first epoch."""
+    runs = sorted(glob.glob(os.path.join(archive_dir, "simple_pong_cpu_s*")))
+    randoms = sorted(glob.glob(os.path.join(archive_dir, "random_s*")))
+    if not runs:
+        return None
+    header = (["run", "epoch", "real steps"] + [title for _, _, title in PONG_CELLS]
+              + ["reward accuracy at 12", "at 50", "pixel accuracy", "minutes"])
+    rows = []
+    for run in randoms:
+        results = json.load(open(os.path.join(run, "summary.json")))["results"]["random"]
+        rows.append([os.path.basename(run), "—", "—"] + [cell(results, t, n) for t, n, _ in PONG_CELLS]
+                    + ["—"] * 4)
+    for run in runs:
+        for summary in epoch_summaries(run):
+            model = summary["world_model"]
+            rows.append([os.path.basename(run), summary["epoch"], f"{summary['real_env_steps']:,}"]
+                        + [cell(summary["policy"], t, n) for t, n, _ in PONG_CELLS]
+                        + [metric(model, "reward_accuracy/at_12"), metric(model, "reward_accuracy/at_50"),
+                           f"{model['pixel_accuracy']:.4f}", f"{sum(summary['stage_seconds'].values()) / 60:.0f}"])
+    output = os.path.join(docs_dir, "results", "pong_cpu.png")
+    subprocess.run([sys.executable, "-m", "rlkit.rl.plot", f"--logdir={','.join(runs + randoms)}", f"--tag={TAG}",
+                    f"--output={output}",
+                    "--title=Pong, rlmb_pong_cpu: evaluation return (temperature 1, 32 episodes)"], check=True)
+    return "\n".join([markdown_table(header, rows), "", f"![SimPLe on real Pong](results/{os.path.basename(output)})"])
+
+
+def replace_between(path, begin, end, text):
+    document = open(path).read()
+    start, stop = document.index(begin) + len(begin), document.index(end)
+    with open(path, "w") as f:
+        f.write(document[:start] + "\n" + text + "\n" + document[stop:])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", help="the experiment's runs, archived first (default: the archive alone)")
+    parser.add_argument("--pong_runs", help="the real-Pong run and its random baseline, archived first")
     parser.add_argument("--docs", default="docs")
     args = parser.parse_args()
     archive_dir = os.path.join(args.docs, "results", "runs")
-    if args.runs:
-        archive(args.runs, archive_dir)
+    for game in GAMES if args.runs else ():
+        archive(os.path.join(args.runs, game), os.path.join(archive_dir, game), [prefix for prefix, _ in METHODS])
+    if args.pong_runs:
+        archive(args.pong_runs, os.path.join(archive_dir, "pong"), PONG_RUNS)
     rows, world_models, figures = [], [], []
     for game in GAMES:
         if not os.path.isdir(os.path.join(archive_dir, game)):
@@ -203,11 +262,12 @@ def main():
                              metric(m, "reward_accuracy/at_50")] for g, n, m in world_models]), ""]
     text += [f"![MinAtar {game}](results/{os.path.basename(path)})" for game, path in figures]
     path = os.path.join(args.docs, "results.md")
-    document = open(path).read()
-    start, end = document.index(BEGIN) + len(BEGIN), document.index(END)
-    with open(path, "w") as f:
-        f.write(document[:start] + "\n" + "\n".join(text) + "\n" + document[end:])
+    replace_between(path, BEGIN, END, "\n".join(text))
     print("\n".join(text))
+    pong = pong_section(os.path.join(archive_dir, "pong"), args.docs)
+    if pong:
+        replace_between(path, PONG_BEGIN, PONG_END, pong)
+        print(pong)
 
 
 if __name__ == "__main__":

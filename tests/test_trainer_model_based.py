@@ -225,3 +225,34 @@ def test_check_rewards_reports_the_world_models_rewards_on_a_runs_data(tiny_run)
             assert f"of {rewarded} rewarded steps" in line, line
     assert lines[3].startswith("inside the world model: ") and "training rollouts had a reward" in lines[3], lines
     assert lines[4].startswith("policy entropy inside the world model: "), lines
+
+
+def test_results_script_archives_a_loop_run_and_tables_its_epochs(tiny_run, tmp_path):
+    """scripts/minatar_results.py --pong_runs on the tiny loop run (named as the Pong run): the
+    run's evaluation record is archived and docs/results.md gets one table row per epoch."""
+    run_dir, _ = tiny_run
+    runs, docs = tmp_path / "pong", tmp_path / "docs"
+    runs.mkdir()
+    os.symlink(run_dir, runs / "simple_pong_cpu_s0")
+    (docs / "results").mkdir(parents=True)
+    (docs / "results.md").write_text("<!-- results:begin -->\n<!-- results:end -->\nPong:\n"
+                                     "<!-- pong:begin -->\nold\n<!-- pong:end -->\nend\n")
+    script = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "minatar_results.py")
+    result = subprocess.run([sys.executable, script, f"--pong_runs={runs}", f"--docs={docs}"], capture_output=True,
+                            text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    archived = docs / "results" / "runs" / "pong" / "simple_pong_cpu_s0"
+    epochs = sorted(os.listdir(os.path.join(run_dir, "eval_metrics")))
+    assert sorted(p for p in os.listdir(archived / "eval_metrics") if p.endswith(".json")) == \
+        [p for p in epochs if p.endswith(".json")]
+    document = (docs / "results.md").read_text()
+    pong = document[document.index("<!-- pong:begin -->"):document.index("<!-- pong:end -->")]
+    rows = [line for line in pong.splitlines() if line.startswith("| simple_pong_cpu_s0 |")]
+    summaries = [json.load(open(os.path.join(run_dir, "eval_metrics", f"epoch_{e}.json"))) for e in range(len(rows))]
+    assert len(rows) == sum(p.endswith(".json") for p in epochs) > 0 and "old" not in pong, pong
+    for row, summary in zip(rows, summaries):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[1:3] == [str(summary["epoch"]), f"{summary['real_env_steps']:,}"], row
+        assert cells[3] == f"{summary['policy']['sampling_temp_1.0_max_noops_0']['mean_unclipped']:.2f} ± " \
+            f"{summary['policy']['sampling_temp_1.0_max_noops_0']['std_unclipped']:.2f}", row
+    assert (docs / "results" / "pong_cpu.png").stat().st_size > 0 and document.endswith("<!-- pong:end -->\nend\n")
