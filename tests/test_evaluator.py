@@ -99,3 +99,25 @@ def test_bad_local_inputs_get_one_line(model_free_run, tmp_path):
                                      f"--wm_dir={tmp_path}", f"--data_dir={tmp_path}", metrics),
                           "no world model checkpoint")
     assert not (tmp_path / "m").exists()
+
+
+def test_a_gymnasium_env_policy_evaluates_with_videos_of_the_envs_drawing(tmp_path):
+    """A CartPole policy (vector observations, float32) loads with the env's own observation spec,
+    and its videos show CartPole's rendered pictures, not the observation vectors."""
+    run = str(tmp_path / "cartpole")
+    trained = run_module("rlkit.rl.trainer_model_free", "--hparams_set=rlmf_dqn_cartpole",
+                         "--hparams=num_env_steps=200,eval_every_steps=100000", f"--output_dir={run}")
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    metrics, videos = tmp_path / "metrics", tmp_path / "videos"
+    result = run_module(EVALUATOR, "--hparams=eval_batch_size=2,eval_sampling_temps=[0.0]", "--eval_step_limit=20",
+                        f"--policy_dir={run}/policy", f"--eval_metrics_dir={metrics}", f"--debug_video_path={videos}",
+                        "--num_debug_videos=1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.load(open(metrics / "summary.json"))["results"]["policy"]
+    assert list(results) == ["sampling_temp_0.0_max_noops_0"]  # a gymnasium env takes no no-ops
+    lengths = results["sampling_temp_0.0_max_noops_0"]["mean_length"]
+    assert 0 < lengths <= 20
+    reader = imageio.get_reader(str(videos / "agent_real_policy_sampling_temp_0.0_max_noops_0_0.mp4"))
+    frames = [frame for frame in reader]  # (list() would ask the reader's length: infinite)
+    assert 0 < len(frames) <= 20
+    assert frames[0].shape[0] > 2 * 400 and frames[0].shape[1] == 2 * 600  # CartPole's drawing at zoom 2, headed

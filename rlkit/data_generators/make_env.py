@@ -71,10 +71,15 @@ def pixel_values(hparams):
     return minatar.PIXEL_VALUES if minatar.is_minatar_game(hparams.game) else 256
 
 
-def action_space_of(hparams):
-    """(action space, action meanings) of the game `hparams` name, read off a one-env env."""
+def spaces_of(hparams):
+    """(observation space, action space, action meanings) of the game `hparams` name, read off a one-env env."""
     with make_batch_env(hparams, 1) as env:
-        return env.action_space, env.action_meanings
+        return env.observation_space, env.action_space, env.action_meanings
+
+
+def action_space_of(hparams):
+    """(action space, action meanings) of the game `hparams` name."""
+    return spaces_of(hparams)[1:]
 
 
 @gin.configurable(allowlist=["gym_wrappers"])

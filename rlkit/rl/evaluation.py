@@ -10,7 +10,7 @@ import numpy as np
 from absl import logging
 
 from rlkit.data_generators.batch_env import FrameStack
-from rlkit.data_generators.make_env import make_batch_env
+from rlkit.data_generators.make_env import is_image_game, make_batch_env
 from rlkit.models.world_model import imagine
 from rlkit.rl.rollout import run_episodes
 
@@ -67,7 +67,9 @@ def evaluate_policy(hparams, act, seed, record_envs=0, workers=None):
                                          seed)
             results[name], recordings[name] = log_cell(name, summarize_returns(stats)), []
             continue
-        with make_batch_env(env_hparams, hparams.eval_batch_size) as env:
+        # A gymnasium env's observations are no pictures: recorded episodes show its own drawing.
+        render = bool(record_envs) and not is_image_game(hparams.game)
+        with make_batch_env(env_hparams, hparams.eval_batch_size, render=render) as env:
             results[name], recordings[name] = run_eval_cell(hparams, env, act, name, temperature, seed, record_envs)
     return results, recordings
 

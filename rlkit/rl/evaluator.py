@@ -23,7 +23,7 @@ from absl import flags, logging
 from rlkit import cli, gcs
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.experience import random_policy
-from rlkit.data_generators.make_env import action_space_of, frame_shape, pixel_values
+from rlkit.data_generators.make_env import frame_shape, pixel_values, spaces_of
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams.env_sets import add_eval_hparams
@@ -50,19 +50,22 @@ def write_videos(video_dir, label, recordings, zoom=2):
 def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num_debug_videos, video_dir,
              seed, data_epochs=None):
     """{label: results} for every policy evaluated (one label for the random agent), plus videos."""
+    import tensorflow as tf
+
     from rlkit.rl import evaluation
     from rlkit.rl.policy_export import find_policies, load_policy
     from rlkit.rl.simulated_env import SimulatedBatchEnv
     from rlkit.rl.world_model_training import load_world_model
 
-    action_space, _ = action_space_of(hparams)
-    observation_shape = (hparams.frame_stack_size,) + frame_shape(hparams)
+    observation_space, action_space, _ = spaces_of(hparams)  # image frames, or a gymnasium env's vectors
+    observation_shape = (hparams.frame_stack_size,) + observation_space.shape
     if mode == "model":
         agents = [("world_model", None)]  # the world model's accuracy does not depend on an agent
     elif agent == "random":
         agents = [("random", random_policy(action_space, seed))]
     else:
-        agents = [(label, load_policy(path, observation_shape, action_space)) for label, path in find_policies(policy_dir, all_epochs)]
+        agents = [(label, load_policy(path, observation_shape, action_space, tf.as_dtype(observation_space.dtype)))
+                  for label, path in find_policies(policy_dir, all_epochs)]
     model = store = None
     if mode in ("agent_simulated", "model"):
         model = load_world_model(hparams.world_model, wm_dir, frame_shape(hparams), int(action_space.n),

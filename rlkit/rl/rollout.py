@@ -64,7 +64,8 @@ def run_episodes(env, act, max_steps, seed=None, record_envs=0):
 
     An env whose episode ends stops counting; after `max_steps` agent steps the episodes still
     running end there and report the return so far. Returns EpisodeStats, one entry per env,
-    with the frames and rewards of the first `record_envs` envs' episodes.
+    with the frames and rewards of the first `record_envs` envs' episodes (the env's `render()`
+    pictures where it draws itself, as a gymnasium env made with render=True does).
     """
     observation = env.reset(seed=seed)
     num_envs = observation.shape[0]
@@ -74,8 +75,9 @@ def run_episodes(env, act, max_steps, seed=None, record_envs=0):
     lengths = np.zeros(num_envs, np.int64)
     frames, rewards = [], []
     for _ in range(max_steps):
-        if record_envs:
-            frames.append(observation[:record_envs, -1])
+        if record_envs:  # a gymnasium env's own drawing where it makes one, else the newest frame
+            rendered = env.env.render()
+            frames.append(rendered[:record_envs] if rendered is not None else observation[:record_envs, -1])
         observation, step = env.step(act(observation))
         running = ~finished
         returns += np.where(running, step.raw_reward, 0)
