@@ -33,15 +33,23 @@ from rlkit.rl.trainer_world_model import actions_and_pixel_values_of
 from rlkit.rl.world_model_training import load_world_model
 
 
+BATCH = 32  # windows per model call: a batch of Atari frames' pixel logits takes hundreds of MB
+
+
 def predicted_rewards(model, store, steps, context, temperature):
     """The model's rewards [N] for the stored `steps` [(episode, position)], each predicted from
     the `context` real frames ending at it (the last one's action is the step's), and the real
     rewards [N]."""
-    windows = [store.window(episode, position - context + 1, context) for episode, position in steps]
-    frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
-    state = model.start_state(tf.constant(frames), tf.constant(actions[:, :-1]), temperature)
-    _, rewards, _, _ = model.next_frame_and_end(tf.constant(frames), tf.constant(actions[:, -1]), state, temperature)
-    return rewards.numpy(), np.stack([w["rewards"] for w in windows])[:, -1]
+    predicted, real = [], []
+    for first in range(0, len(steps), BATCH):
+        windows = [store.window(episode, position - context + 1, context) for episode, position in steps[first:][:BATCH]]
+        frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
+        state = model.start_state(tf.constant(frames), tf.constant(actions[:, :-1]), temperature)
+        _, rewards, _, _ = model.next_frame_and_end(tf.constant(frames), tf.constant(actions[:, -1]), state,
+                                                    temperature)
+        predicted.append(rewards.numpy())
+        real.append(np.array([w["rewards"][-1] for w in windows]))
+    return np.concatenate(predicted), np.concatenate(real)
 
 
 def main():
@@ -67,7 +75,7 @@ def main():
     for episode, stored in enumerate(store.episodes):
         if len(stored) < context:
             continue
-        rewards = store.window(episode, 0, len(stored))["rewards"]
+        rewards = store.step_values("rewards", stored.indices)
         rewarded += [(episode, p) for p in np.flatnonzero(rewards[context - 1:] != 0) + context - 1]
         others += [(episode, p) for p in np.flatnonzero(rewards[context - 1:] == 0) + context - 1]
     print(f"real data: {store.num_steps:,} steps, {len(rewarded)} with a non-zero reward")

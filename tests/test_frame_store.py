@@ -52,6 +52,10 @@ def test_windows_stay_inside_episodes_and_match_the_episodes(tmp_path):
     assert len(set(starts)) == len(starts)
     with pytest.raises(ValueError, match="22 steps a window needs"):
         store.window_dataset(20, 2)
+    for number, episode in enumerate(store.episodes):  # per-step columns read without frames
+        whole = store.window(number, 0, len(episode))
+        for name, column in (("actions", "actions"), ("rewards", "rewards"), ("dones", "ends")):
+            np.testing.assert_array_equal(store.step_values(name, episode.indices), whole[column])
 
 
 def test_padded_windows_start_episodes_with_their_first_frame_and_carry_their_ends(tmp_path):

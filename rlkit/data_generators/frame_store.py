@@ -124,6 +124,11 @@ class FrameStore:
                                              if self.episodes else np.zeros(0, np.int64))
         return self._arrays[name]
 
+    def step_values(self, name, indices):
+        """A per-step column ("actions", "rewards", "raw_rewards", "dones") at the global steps
+        `indices`, without decoding their frames."""
+        return self._column(name)[np.asarray(indices)]
+
     def frames(self, indices):
         """Decoded frames [..., H, W, C] uint8 (or stored vectors) of the global steps `indices` (any shape)."""
         indices = np.asarray(indices)
