@@ -120,10 +120,19 @@ def test_update_reads_only_new_shards(tmp_path):
     store = FrameStore(data_dir)
     assert store.num_steps == 32
     read = list(store.shards)
+
+    def episodes_of_at_least(length):  # what chosen_episodes must answer, whatever it remembers
+        return tuple(i for i, e in enumerate(store.episodes) if len(e) >= length and not e.forgotten)
+    before = store.chosen_episodes(min_length=5)
+    assert before == episodes_of_at_least(5) and store.chosen_episodes(min_length=5) == before
     write_collection(data_dir, num_steps=8)  # one more shard, as a collection goes on
     assert store.update() == 16
     assert store.shards[:len(read)] == read and len(store.shards) == len(read) + 1
     assert store.update() == 0
+    # Episodes grew and came: the answers are the new store's, not the remembered ones.
+    assert store.chosen_episodes(min_length=5) == episodes_of_at_least(5) != before
+    store.forget_before(store.episodes[0].indices[-1] + 1)
+    assert store.chosen_episodes(min_length=5) == episodes_of_at_least(5) and 0 not in store.chosen_episodes()
 
 
 def test_damaged_shard_is_reported_once_and_skipped_like_the_resume_logic(tmp_path, caplog):

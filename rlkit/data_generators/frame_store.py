@@ -53,6 +53,7 @@ class FrameStore:
         self._columns = {name: [] for name in ("actions", "rewards", "raw_rewards", "dones", "terminated")}
         self._arrays = None         # the columns joined, rebuilt after an update
         self._transitions = {}      # epochs -> transition_indices, rebuilt after an update
+        self._chosen = {}           # chosen_episodes' answers, rebuilt after an update
         self._by_id = {}            # episode id -> StoredEpisode
         self.update()
 
@@ -72,14 +73,14 @@ class FrameStore:
                 self.skipped.append(path)
                 continue
             self._add_shard(path, shard)
-        self._arrays, self._transitions = None, {}
+        self._arrays, self._transitions, self._chosen = None, {}, {}
         return self.num_steps - before
 
     def add_shard(self, path, shard):
         """Adds the arrays of a shard its writer just wrote at `path` (`update` then skips that
         path), so a replay memory need not read back what it wrote."""
         self._add_shard(path, shard)
-        self._arrays, self._transitions = None, {}
+        self._arrays, self._transitions, self._chosen = None, {}, {}
 
     def _add_shard(self, path, shard):
         epoch = storage.epoch_of(path)
@@ -139,9 +140,12 @@ class FrameStore:
 
     def chosen_episodes(self, epochs=None, min_length=1, from_start=False):
         """Indices of the episodes of `epochs` (default all) with at least `min_length` steps."""
-        return [i for i, e in enumerate(self.episodes)
-                if len(e) >= min_length and not e.forgotten and (epochs is None or e.epoch in epochs)
-                and (e.starts_at_reset or not from_start)]
+        key = (None if epochs is None else tuple(epochs), min_length, from_start)
+        if key not in self._chosen:  # the world model's env asks at every restart, over thousands of episodes
+            self._chosen[key] = tuple(i for i, e in enumerate(self.episodes)
+                                      if len(e) >= min_length and not e.forgotten
+                                      and (epochs is None or e.epoch in epochs) and (e.starts_at_reset or not from_start))
+        return self._chosen[key]
 
     def window_starts(self, length, epochs=None, padding=0):
         """[M, 2] (episode index, start) of every window of `length` steps inside one episode;
@@ -243,7 +247,7 @@ class FrameStore:
                 episode.forgotten = True
                 forgotten.append(episode.indices)
         if forgotten:
-            self._transitions = {}
+            self._transitions, self._chosen = {}, {}
         return np.concatenate(forgotten) if forgotten else np.zeros(0, np.int64)
 
     def _stack_steps(self, indices, first_offset, last_offset):
