@@ -6,7 +6,7 @@
 # Starts a virtual X display (Xvfb), opens the player on RUN/world_model with RUN/policy, presses P
 # (the policy plays) and after SECONDS (default 6) at FPS steps a second (default 5) presses P again
 # and grabs the window. Needs Xvfb and xdotool (apt install xvfb xdotool); the grab is Pillow's.
-# README's docs/player.png: bash scripts/player_screenshot.sh runs/pong/simple_pong_cpu_s0 docs/player.png
+# README's docs/player.png: bash scripts/player_screenshot.sh runs/pong/simple_pong_cpu_s0 docs/player.png 8
 set -euo pipefail
 RUN=$1 OUTPUT=$2 SECONDS_PLAYED=${3:-6} FPS=${4:-5}
 PYTHON=${PYTHON:-python}
