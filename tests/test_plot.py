@@ -60,6 +60,8 @@ def test_the_command_draws_a_tiny_runs_curves(rlmb_tiny_run, tmp_path):
     (["--logdir={tmp}/run_s0", "--tag=no/such/tag", "--output={tmp}/a.png"], ["no tag 'no/such/tag'", TAG]),
     (["--logdir={tmp}/run_s0", f"--tag={TAG}", "--output={tmp}/a.jpg"], ["name a .png file"]),
     (["--logdir={tmp}/empty", f"--tag={TAG}", "--output={tmp}/a.png"], ["no TensorBoard event files"]),
+    (["--logdir={tmp}/run_s0", f"--tag={TAG}", "--output={tmp}/a.png", "--ylim=1,0"], ["--ylim=1,0", "LOW,HIGH"]),
+    (["--logdir={tmp}/run_s0", f"--tag={TAG}", "--output={tmp}/a.png", "--ylim=low,2"], ["--ylim=low,2"]),
 ])
 def test_bad_input_gets_one_line(args, fragments, tmp_path):
     write_run(str(tmp_path / "run_s0"), [1, 2], [0.0, 1.0])
@@ -94,8 +96,9 @@ def test_a_one_point_baseline_is_a_horizontal_line_on_a_log_axis(tmp_path):
     write_run(str(tmp_path / "random_s1"), [0], [0.5])
     runs = plot.expand_runs([str(tmp_path / name) for name in ("simple_s0", "ppo_1m_s0", "random_s*")])
     curves, _ = plot.curves(runs, TAG)
-    lines = plot.draw(curves, TAG, str(tmp_path / "figure.png"), xscale="log")
+    lines = plot.draw(curves, TAG, str(tmp_path / "figure.png"), xscale="log", ylim=(-1, 10))
     assert (tmp_path / "figure.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert lines["simple (1 run)"].axes.get_ylim() == (-1, 10)
     baseline = lines["random (2 runs)"]
     assert np.allclose(baseline.get_ydata(), 0.4) and baseline.get_linestyle() == "--"
     assert list(lines["ppo_1m (1 run)"].get_xdata()) == [20_480, 1_003_520]

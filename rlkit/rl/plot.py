@@ -7,7 +7,8 @@ Each comma-separated --logdir item is a run's output directory or a shell patter
 local or gs://. Runs whose names differ only in a seed suffix (`_s0`, `_seed1`, `-2`) are one
 curve: the mean over the runs, with a band from their minimum to their maximum. The x axis is the
 event step, which rlkit's evaluation events count in real env steps (the SimPLe loop's
-eval_metrics/, the model-free trainers' eval/); --xscale=log shows 100K and 1M runs together.
+eval_metrics/, the model-free trainers' eval/); --xscale=log shows 100K and 1M runs together,
+and --ylim=LOW,HIGH fixes the y axis (a game's whole score range, say).
 A run with one point (the evaluator's random baseline, say) is drawn as a dashed horizontal line.
 The tag is looked up in every event directory of a run; where several hold it, --subdir picks
 one (`world_model/train`, say).
@@ -39,6 +40,7 @@ def define_flags():
     flags.DEFINE_string("output", None, "The PNG to write (local or gs://).")
     flags.DEFINE_string("title", None, "The figure's title (default: the tag).")
     flags.DEFINE_enum("xscale", "linear", ["linear", "log"], "The x axis's scale.")
+    flags.DEFINE_list("ylim", None, "LOW,HIGH: the y axis's range (default: the curves'), e.g. -21,21 for Pong.")
 
 
 FLAGS = flags.FLAGS
@@ -145,7 +147,7 @@ def curves(runs, tag, subdir=None):
             " / ".join(sorted(units)) or "step")
 
 
-def draw(curves_by_name, tag, path, x_label="real env steps", title=None, xscale="linear"):
+def draw(curves_by_name, tag, path, x_label="real env steps", title=None, xscale="linear", ylim=None):
     """Writes the curves as a PNG at `path` (local), one-point curves as horizontal lines;
     returns {label: the matplotlib line drawn}."""
     import matplotlib
@@ -165,6 +167,8 @@ def draw(curves_by_name, tag, path, x_label="real env steps", title=None, xscale
         if count > 1:
             axes.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     axes.set_xscale(xscale)
+    if ylim is not None:
+        axes.set_ylim(*ylim)
     axes.set_xlabel(x_label)
     axes.set_ylabel(tag.split("/")[-1] if len(tag) > 40 else tag)
     axes.set_title(title or tag, fontsize=10)
@@ -183,13 +187,21 @@ def main(argv):
         raise UserError("usage: python -m rlkit.rl.plot --logdir=RUN[,RUN...] --tag=TAG --output=FILE.png")
     if not FLAGS.output.endswith(".png"):
         raise UserError(f"--output={FLAGS.output!r}: name a .png file")
+    ylim = None
+    if FLAGS.ylim:
+        try:
+            ylim = [float(value) for value in FLAGS.ylim]
+        except ValueError:
+            ylim = None
+        if ylim is None or len(ylim) != 2 or not ylim[0] < ylim[1]:
+            raise UserError(f"--ylim={','.join(FLAGS.ylim)}: give the y axis's LOW,HIGH, e.g. --ylim=-21,21")
     drawn, x_label = curves(expand_runs(FLAGS.logdir), FLAGS.tag, FLAGS.subdir)
     for name, (steps, mean, low, high, count) in drawn.items():
         logging.info("%s: %d run(s), final %.4g (min %.4g, max %.4g) at %s %s", name, count, mean[-1], low[-1],
                      high[-1], f"{steps[-1]:,}", x_label)
     output_dir, file_name = os.path.split(FLAGS.output)
     with gcs.local_output(output_dir or ".") as local_dir:
-        draw(drawn, FLAGS.tag, os.path.join(local_dir, file_name), x_label, FLAGS.title, FLAGS.xscale)
+        draw(drawn, FLAGS.tag, os.path.join(local_dir, file_name), x_label, FLAGS.title, FLAGS.xscale, ylim)
     logging.info("Wrote %s", FLAGS.output)
 
 
