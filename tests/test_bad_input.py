@@ -237,3 +237,19 @@ def test_tensorflow_logs_show_when_asked_for(tmp_path):
                         f"--output_dir={tmp_path / 'run'}", env={"RLKIT_TF_LOGS": "1"})
     assert_one_line_error(loud, "too small")
     assert "oneDNN" in loud.stderr, loud.stderr[-3000:]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="DISPLAY says whether Linux has a display")
+@pytest.mark.parametrize("args, instead", [
+    ([PLAYER, "--mode=real", RLMF_TINY], "--dry_run"),
+    (["rlkit.rl.lab", "--mode=enjoy", "--output_dir={tmp}"], "--video_dir=DIR"),
+])
+def test_a_window_without_a_display_gets_one_line_not_an_invisible_window(args, instead, tmp_path):
+    """Found by hand: over ssh without X, SDL fell back to an invisible window (printing its own
+    'error: XDG_RUNTIME_DIR ...') and the player waited for keys forever."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY")}
+    start = time.time()
+    result = subprocess.run([sys.executable, "-m", *[a.format(tmp=tmp_path) for a in args]], capture_output=True,
+                            text=True, timeout=120, env=env)
+    assert_one_line_error(result, "no display to open a window on", instead)
+    assert time.time() - start < 30 and "XDG_RUNTIME_DIR" not in result.stderr

@@ -4,8 +4,6 @@ Used for classic control and other gymnasium ids, and for Atari when per-env gym
 wrappers are configured, which the native Atari vector env cannot run.
 """
 
-import os
-
 import ale_py
 import gymnasium as gym
 import numpy as np
@@ -13,6 +11,7 @@ from gymnasium.vector import AutoresetMode
 
 from rlkit.data_generators.atari import STICKY_ACTION_PROBABILITY, gymnasium_atari_id
 from rlkit.data_generators.batch_env import BatchEnv
+from rlkit.display import draw_offscreen_quietly
 from rlkit.errors import UserError
 
 
@@ -37,9 +36,9 @@ class GymBatchEnv(BatchEnv):
 
     def __init__(self, env_id, num_envs, wrappers=(), clip_rewards=False, **make_kwargs):
         if make_kwargs.get("render_mode"):
-            # gymnasium's drawing code starts all of pygame, sound included, which prints an SDL
-            # error where no sound server runs; rlkit plays no sound.
-            os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+            # gymnasium's drawing code starts all of pygame, sound and display included, and SDL
+            # prints errors of its own where it finds neither; rlkit plays no sound.
+            draw_offscreen_quietly()
         self._env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync",
                                  vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
                                  wrappers=list(wrappers), **make_kwargs)

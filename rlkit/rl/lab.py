@@ -35,6 +35,7 @@ from absl import flags, logging
 from rlkit import cli, gcs
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import is_image_game, make_batch_env
+from rlkit.display import require_display
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams import HParams
@@ -275,6 +276,8 @@ def enjoy_run(FLAGS):  # noqa: N803
 
     if not FLAGS.output_dir:
         raise UserError("--mode=enjoy needs --output_dir (the run to play)")
+    if not FLAGS.video_dir:
+        require_display("--video_dir=DIR records the episodes as MP4s instead")
     run_dir = gcs.local_input(FLAGS.output_dir)
     if cli.find_saved_hparams(run_dir) is None:
         raise UserError(f"no rlkit run in {FLAGS.output_dir!r} (no {cli.HPARAMS_FILE}): train one with --mode=train")

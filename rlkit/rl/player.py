@@ -27,7 +27,7 @@ import numpy as np
 from absl import flags, logging
 
 from rlkit import cli, gcs
-from rlkit.display import open_window
+from rlkit.display import open_window, require_display
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import (action_space_of, check_image_game, frame_shape, make_batch_env,
@@ -257,6 +257,8 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
+    if not FLAGS.dry_run:
+        require_display("--dry_run plays a few steps without one (--video_dir records them)")
     hparams = cli.load_hparams(FLAGS, run_dirs=[FLAGS.wm_dir, FLAGS.policy_dir])
     model = store = policy = None
     # Everything is loaded and checked before a window opens.
