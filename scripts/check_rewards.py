@@ -8,6 +8,9 @@ TensorBoard logs), prints:
 - the world model's reward on exactly those steps, predicted from the 4 real frames and actions
   before each (as the world model's env starts), with its bits sampled at temperature 0 and at
   1 (the loop's simulated_temperature), and on as many random other steps (false rewards);
+- how sure its reward head is: its probability of a reward on the rewarded steps and on the
+  others, and how often a rewarded step scores above another (ROC AUC; 0.5 is chance): a head
+  that senses the rewards but is never sure enough to predict them, or one that senses nothing;
 - inside the world model: the share of the policy's training rollouts with any reward, per
   epoch's worth of iterations, and the policy's entropy at the start and the end;
 - with --rows_of_channel=C, where the stored frames' channel C (a MinAtar game's player: 0 in
@@ -38,18 +41,33 @@ BATCH = 32  # windows per model call: a batch of Atari frames' pixel logits take
 
 def predicted_rewards(model, store, steps, context, temperature):
     """The model's rewards [N] for the stored `steps` [(episode, position)], each predicted from
-    the `context` real frames ending at it (the last one's action is the step's), and the real
-    rewards [N]."""
-    predicted, real = [], []
+    the `context` real frames ending at it (the last one's action is the step's), the real
+    rewards [N], and the reward head's probability of any reward (of -1 or 1) [N]."""
+    predicted, real, any_reward = [], [], []
     for first in range(0, len(steps), BATCH):
         windows = [store.window(episode, position - context + 1, context) for episode, position in steps[first:][:BATCH]]
-        frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
-        state = model.start_state(tf.constant(frames), tf.constant(actions[:, :-1]), temperature)
-        _, rewards, _, _ = model.next_frame_and_end(tf.constant(frames), tf.constant(actions[:, -1]), state,
-                                                    temperature)
+        frames = tf.constant(np.stack([w["frames"] for w in windows]))
+        actions = np.stack([w["actions"] for w in windows])
+        state = model.start_state(frames, tf.constant(actions[:, :-1]), temperature)
+        action = tf.constant(actions[:, -1])
+        _, rewards, _, _ = model.next_frame_and_end(frames, action, state, temperature)
+        probabilities = model.reward_probabilities(frames, action, state, temperature).numpy()
         predicted.append(rewards.numpy())
         real.append(np.array([w["rewards"][-1] for w in windows]))
-    return np.concatenate(predicted), np.concatenate(real)
+        any_reward.append(1.0 - probabilities[:, 1])
+    return np.concatenate(predicted), np.concatenate(real), np.concatenate(any_reward)
+
+
+def ranked_above(positives, negatives):
+    """The share of (positive, negative) pairs the positive scores above (ties half): ROC AUC."""
+    scores = np.concatenate([positives, negatives])
+    order = scores.argsort(kind="stable")
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(1, len(scores) + 1)
+    for value in np.unique(scores):  # ties share their mean rank
+        tied = scores == value
+        ranks[tied] = ranks[tied].mean()
+    return (ranks[:len(positives)].sum() - len(positives) * (len(positives) + 1) / 2) / (len(positives) * len(negatives))
 
 
 def main():
@@ -80,13 +98,18 @@ def main():
         others += [(episode, p) for p in np.flatnonzero(rewards[context - 1:] == 0) + context - 1]
     print(f"real data: {store.num_steps:,} steps, {len(rewarded)} with a non-zero reward")
     others = [others[i] for i in rng.choice(len(others), min(args.random_steps, len(others)), replace=False)]
+    certainty = {}
     for temperature in (0.0, 1.0):
         line = f"temperature {temperature:g}:"
         if rewarded:
-            predicted, real = predicted_rewards(model, store, rewarded, context, temperature)
+            predicted, real, certainty["rewarded"] = predicted_rewards(model, store, rewarded, context, temperature)
             line += f" the real reward predicted on {int(np.sum(predicted == real))} of {len(rewarded)} rewarded steps;"
-        predicted, _ = predicted_rewards(model, store, others, context, temperature)
+        predicted, _, certainty["others"] = predicted_rewards(model, store, others, context, temperature)
         print(f"{line} a reward predicted on {int(np.sum(predicted != 0))} of {len(others)} steps without one")
+    if rewarded and others:  # at temperature 1, the last pass: does the head rank rewarded steps first?
+        print(f"reward head: P(a reward) {np.mean(certainty['rewarded']):.4f} on average on the rewarded steps, "
+              f"{np.mean(certainty['others']):.4f} on the others; a rewarded step scores above another "
+              f"{ranked_above(certainty['rewarded'], certainty['others']):.3f} of the time (0.5: no better than chance)")
 
     simulated = os.path.join(args.run, "policy", "simulated")
     if os.path.isdir(simulated):

@@ -223,6 +223,10 @@ def test_check_rewards_reports_the_world_models_rewards_on_a_runs_data(tiny_run)
         assert line.startswith(f"temperature {temperature}:") and line.endswith("of 64 steps without one"), line
         if rewarded:
             assert f"of {rewarded} rewarded steps" in line, line
+    if rewarded:
+        head = lines.pop(3)
+        assert head.startswith("reward head: P(a reward) ") and "(0.5: no better than chance)" in head, head
+        assert 0 <= float(head.split("of the time")[0].split()[-1]) <= 1, head
     assert lines[3].startswith("inside the world model: ") and "training rollouts had a reward" in lines[3], lines
     assert lines[4].startswith("policy entropy inside the world model: "), lines
 

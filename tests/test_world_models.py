@@ -122,6 +122,10 @@ def test_every_world_model_has_the_same_interface(set_name, single_frame, pong_b
     # Greedy (temperature 0) predictions repeat.
     again, _, _ = model.next_frame(history, actions, state, 0.0)
     np.testing.assert_array_equal(frames, again)
+    # The reward head's distribution: the greedy step's reward is its likeliest.
+    probabilities = model.reward_probabilities(history, actions, state, 0.0).numpy()
+    assert probabilities.shape == (4, 3) and np.allclose(probabilities.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(probabilities.argmax(axis=1) - 1, rewards.numpy())
     loss, metrics = model.loss_and_metrics(pong_batch, 0, training=False)
     assert loss.shape == () and LOSS_KEYS <= set(metrics)
 

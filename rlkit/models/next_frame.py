@@ -345,6 +345,14 @@ class NextFrameBasicDeterministic(keras.Model):
         frames, rewards = most_likely(pixel_logits, reward_logits)
         return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state
 
+    @tf.function(reduce_retracing=True)
+    def reward_probabilities(self, history, actions, state, temperature=1.0):
+        """The reward head's distribution [B, 3] over rewards -1, 0, 1 for the step `next_frame`
+        takes (for diagnostics: how sure the model is, not only its likeliest reward)."""
+        del temperature
+        _, reward_logits, _, _ = self(history, actions, state, training=False)
+        return tf.nn.softmax(reward_logits)
+
     def infer(self, features):
         return predict_after_context(self, features)
 

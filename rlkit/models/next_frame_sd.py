@@ -287,6 +287,14 @@ class NextFrameStochasticDiscrete(keras.Model):
         frames, rewards = most_likely(pixel_logits, reward_logits)
         return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state
 
+    @tf.function(reduce_retracing=True)
+    def reward_probabilities(self, history, actions, state, temperature=1.0):
+        """The reward head's distribution [B, 3] over rewards -1, 0, 1 for the step `next_frame`
+        takes, with bits from the prior at `temperature` (0: the likeliest, as next_frame's)."""
+        inject = self._prior_latent(history, None, actions, tf.cast(temperature, tf.float32), [])
+        _, reward_logits, _, _ = self.frame_model(history, actions, state, inject_latent=inject, training=False)
+        return tf.nn.softmax(reward_logits)
+
     def infer(self, features):
         return predict_after_context(self, features)
 

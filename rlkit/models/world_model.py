@@ -14,6 +14,8 @@ classes (`pixel_classes`, `likeliest_frames`). It has
         history [B, k, H, W, C] uint8, actions [B] int -> frames [B, H, W, C] uint8, rewards
         [B] in {-1, 0, 1}; a stochastic model samples its latent at `temperature`, a
         deterministic one ignores it
+    reward_probabilities(history, actions, state, temperature) -> [B, 3]
+        the reward head's distribution over -1, 0, 1 for the step next_frame takes
     loss_and_metrics(features, step, training) -> (loss, metrics)
         on windows of stored experience (`FrameStore.window_dataset`) at training step `step`
         (for the models' schedules); metrics hold at least FRAME_METRICS
