@@ -13,7 +13,9 @@ PYTHON=${PYTHON:-python}
 for tool in Xvfb xdotool; do
   command -v $tool >/dev/null || { echo "error: $tool is missing: apt install xvfb xdotool" >&2; exit 1; }
 done
-export DISPLAY=:$(( 90 + RANDOM % 100 ))
+NUMBER=90
+while [ -e /tmp/.X$NUMBER-lock ] || [ -e /tmp/.X11-unix/X$NUMBER ]; do NUMBER=$((NUMBER + 1)); done  # a free display
+export DISPLAY=:$NUMBER
 Xvfb $DISPLAY -screen 0 1600x1000x24 >/dev/null 2>&1 &
 XVFB=$!
 PLAYER=
