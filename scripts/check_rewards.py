@@ -49,10 +49,9 @@ def predicted_rewards(model, store, steps, context, temperature):
         frames = tf.constant(np.stack([w["frames"] for w in windows]))
         actions = np.stack([w["actions"] for w in windows])
         state = model.start_state(frames, tf.constant(actions[:, :-1]), temperature)
-        action = tf.constant(actions[:, -1])
-        _, rewards, _, _ = model.next_frame_and_end(frames, action, state, temperature)
-        probabilities = model.reward_probabilities(frames, action, state, temperature).numpy()
-        predicted.append(rewards.numpy())
+        # One pass: the likeliest reward of the head's distribution is the one next_frame predicts.
+        probabilities = model.reward_probabilities(frames, tf.constant(actions[:, -1]), state, temperature).numpy()
+        predicted.append(probabilities.argmax(axis=1) - 1)
         real.append(np.array([w["rewards"][-1] for w in windows]))
         any_reward.append(1.0 - probabilities[:, 1])
     return np.concatenate(predicted), np.concatenate(real), np.concatenate(any_reward)
