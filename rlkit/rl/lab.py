@@ -39,6 +39,7 @@ from rlkit.display import require_display
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams import HParams
+from rlkit.rl.rollout import newest_pictures
 from rlkit.video import display_frame, text_strip, upscale, write_mp4
 
 # The trainers and the policy export import TensorFlow (about 5 s): the modes import them when
@@ -191,9 +192,7 @@ def choose_policy(run_dir, which):
 
 def picture(env, observation, zoom):
     """What a person sees of env 0: the env's own drawing, or its newest frame enlarged."""
-    rendered = env.env.render()
-    image = rendered[0] if rendered is not None else display_frame(observation[0, -1])
-    return upscale(image, zoom)
+    return upscale(display_frame(newest_pictures(env, observation, 1)[0]), zoom)
 
 
 def enjoy(hparams, act, num_episodes, temperature, seed, show, max_steps, zoom=2):

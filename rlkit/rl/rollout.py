@@ -59,6 +59,13 @@ def collect_rollout(env, observation, act, num_steps, on_step=None):
     return rollout, observation, stats
 
 
+def newest_pictures(env, observation, count):
+    """What the first `count` envs of a FrameStack `env` show now: the env's own drawing where it
+    makes one (a gymnasium env made with render=True), else its newest frame of `observation`."""
+    rendered = env.env.render()
+    return rendered[:count] if rendered is not None else observation[:count, -1]
+
+
 def run_episodes(env, act, max_steps, seed=None, record_envs=0):
     """Runs one episode in each env of a FrameStack `env` with `act(observation) -> actions`.
 
@@ -75,9 +82,8 @@ def run_episodes(env, act, max_steps, seed=None, record_envs=0):
     lengths = np.zeros(num_envs, np.int64)
     frames, rewards = [], []
     for _ in range(max_steps):
-        if record_envs:  # a gymnasium env's own drawing where it makes one, else the newest frame
-            rendered = env.env.render()
-            frames.append(rendered[:record_envs] if rendered is not None else observation[:record_envs, -1])
+        if record_envs:
+            frames.append(newest_pictures(env, observation, record_envs))
         observation, step = env.step(act(observation))
         running = ~finished
         returns += np.where(running, step.raw_reward, 0)
