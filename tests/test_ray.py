@@ -26,8 +26,9 @@ ray = pytest.importorskip("ray")
 LAB = "rlkit.rl.lab"
 # One evaluation cell (temperature 1, no no-ops) keeps each tiny trial to a few seconds.
 ONE_CELL = "eval_sampling_temps=[1.0],eval_max_num_noops=0"
+RMSPROP = "ppo/make_optimizer.optimizer=@keras.optimizers.RMSprop"  # gin config every run of a search gets
 SEARCH = ["--mode=search", "--hparams_set=rlmf_tiny", f"--hparams={ONE_CELL}", "--ranges=ppo_learning",
-          "--num_trials=4", "--max_concurrent=2"]
+          f"--gin_bindings={RMSPROP}", "--num_trials=4", "--max_concurrent=2"]
 
 
 def lab_command(*args):
@@ -63,8 +64,11 @@ def test_a_search_killed_midway_resumes_and_ends_with_its_table_graph_and_best_s
             ppo = json.load(f)["ppo"]
         assert ppo["learning_rate"] == row["values"]["ppo.learning_rate"]
         assert 1e-5 <= ppo["learning_rate"] <= 1e-3 and 0.001 <= ppo["entropy_coef"] <= 0.05
-        assert f"--mode=train --hparams_set=rlmf_tiny --hparams={ONE_CELL},ppo.learning_rate=" in open(
-            os.path.join(out, "trials", row["trial"], "command.txt")).read()
+        command = open(os.path.join(out, "trials", row["trial"], "command.txt")).read()
+        assert f"--mode=train --hparams_set=rlmf_tiny --hparams={ONE_CELL},ppo.learning_rate=" in command
+        assert f"--gin_bindings={RMSPROP}" in command
+        assert "make_optimizer.optimizer = @keras.optimizers.RMSprop" in open(
+            os.path.join(out, "trials", row["trial"], "operative_config.gin")).read()
     assert len({row["values"]["ppo.learning_rate"] for row in trials}) == 4
     # A trial the kill interrupted resumed its run from its checkpoint.
     assert any("Resumed from" in open(path).read() for path in glob.glob(os.path.join(out, "trials", "*", "log.txt")))
@@ -84,8 +88,12 @@ def test_a_search_killed_midway_resumes_and_ends_with_its_table_graph_and_best_s
 def test_a_benchmark_of_two_games_and_two_seeds_writes_its_tables(tmp_path, cli):
     out = str(tmp_path / "bench")
     result = cli(LAB, "--mode=benchmark", "--hparams_set=rlmf_tiny", f"--hparams={ONE_CELL}",
-                 "--games=pong,minatar/breakout", "--seeds=2", f"--output_dir={out}")
+                 "--games=pong,minatar/breakout", "--seeds=2", f"--output_dir={out}", f"--gin_bindings={RMSPROP}")
     assert result.returncode == 0, result.stderr[-3000:]
+    for run_dir in glob.glob(os.path.join(out, "runs", "*", "seed_*")):  # the gin binding reached every run
+        assert "make_optimizer.optimizer = @keras.optimizers.RMSprop" in open(
+            os.path.join(run_dir, "operative_config.gin")).read()
+        assert f"--gin_bindings={RMSPROP}" in open(os.path.join(run_dir, "command.txt")).read()
     with open(os.path.join(out, "benchmark.json")) as f:
         summary = json.load(f)
     for game, folder in (("pong", "pong"), ("minatar/breakout", "minatar_breakout")):

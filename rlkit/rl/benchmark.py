@@ -3,7 +3,8 @@
     python -m rlkit.rl.lab --mode=benchmark --hparams_set=rlmb_base_stochastic_discrete \
         --games=atari100k --seeds=3 --output_dir=DIR [--max_concurrent=8] [--ray_address=HEAD:6379]
 
-Each (game, seed) is a normal rlkit run in DIR/runs/<game>/seed_<S> (resumable by itself with
+Each (game, seed) is a normal rlkit run (with the command's --gin_files and --gin_bindings) in
+DIR/runs/<game>/seed_<S> (resumable by itself with
 the command in its command.txt), trained by a Ray task. As runs end, and at the end:
 
     DIR/benchmark.md, benchmark.json   per game, the final evaluation return's mean ± std over
@@ -71,10 +72,10 @@ def run_dir_of(output_dir, game, seed):
     return os.path.join(output_dir, "runs", game.replace("/", "_"), f"seed_{seed}")
 
 
-def run_one(set_name, overrides, game, seed, run_dir, cpus):
+def run_one(set_name, overrides, game, seed, run_dir, cpus, gin_config):
     """A Ray task: one game and seed trained (or resumed) in its run dir; returns its summary."""
     game_overrides = ",".join(part for part in (overrides, f"game={game}") if part)
-    return lab.train_in_dir(run_dir, set_name, game_overrides, seed, cpus=cpus)
+    return lab.train_in_dir(run_dir, set_name, game_overrides, seed, cpus=cpus, **gin_config)
 
 
 def table(spec, results):
@@ -120,8 +121,11 @@ def write_tables(output_dir, summary):
     atomic_write_text(os.path.join(output_dir, "benchmark.md"), "\n".join(lines) + "\n")
 
 
-def benchmark(set_name, overrides, games_text, seeds, output_dir, max_concurrent, ray_address=None, cpus_per_run=1):
-    """Runs (or resumes) every game and seed; returns benchmark.json's content."""
+def benchmark(set_name, overrides, games_text, seeds, output_dir, max_concurrent, ray_address=None, cpus_per_run=1,
+              gin_config=None):
+    """Runs (or resumes) every game and seed; returns benchmark.json's content. gin_config:
+    lab.gin_spec's files and bindings, parsed by every run."""
+    gin_config = gin_config or {}
     if not set_name:
         raise UserError("--mode=benchmark needs --hparams_set (the set run on every game)")
     if seeds < 1 or max_concurrent < 1:
@@ -131,7 +135,7 @@ def benchmark(set_name, overrides, games_text, seeds, output_dir, max_concurrent
     for game in games:  # every game's set is checked before anything starts
         lab.check_set(create_hparams(set_name, ",".join(part for part in (overrides, f"game={game}") if part)))
     output_dir = os.path.abspath(output_dir)
-    spec = dict(hparams_set=set_name, hparams=overrides, games=games, seeds=seeds)
+    spec = dict(hparams_set=set_name, hparams=overrides, games=games, seeds=seeds, **gin_config)
     lab.check_spec(output_dir, "benchmark_spec.json", spec, "benchmark")
     cli.set_run_in_progress(output_dir)
 
@@ -145,7 +149,7 @@ def benchmark(set_name, overrides, games_text, seeds, output_dir, max_concurrent
         while waiting and len(running) < max_concurrent:
             game, seed = waiting.pop(0)
             running[task.remote(set_name, overrides, game, seed, run_dir_of(output_dir, game, seed),
-                                cpus_per_run)] = (game, seed)
+                                cpus_per_run, gin_config)] = (game, seed)
         done, _ = ray.wait(list(running), num_returns=1)
         game, seed = running.pop(done[0])
         try:

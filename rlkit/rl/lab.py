@@ -27,8 +27,10 @@ either resumes it. They need `pip install -e ".[ray]"`.
 
 import json
 import os
+import shlex
 import time
 
+import gin
 import numpy as np
 from absl import flags, logging
 
@@ -156,22 +158,34 @@ def check_spec(output_dir, spec_file, spec, kind):
     atomic_write_text(path, json.dumps(spec, indent=2) + "\n")
 
 
-def rerun_command(set_name, overrides, seed, run_dir):
+def gin_spec(gin_files, gin_bindings):
+    """The gin config a search or benchmark hands its runs: its files (absolute paths, read by
+    the Ray workers: local, or on a disk the cluster shares) and bindings; {} without any."""
+    return {name: list(values) for name, values in (("gin_files", [os.path.abspath(p) for p in gin_files]),
+                                                    ("gin_bindings", gin_bindings)) if values}
+
+
+def rerun_command(set_name, overrides, seed, run_dir, gin_files=(), gin_bindings=()):
     """The command that trains (or resumes) the run in `run_dir` by itself."""
+    gin_flags = "".join(f" --gin_files={shlex.quote(path)}" for path in gin_files) + "".join(
+        f" --gin_bindings={shlex.quote(binding)}" for binding in gin_bindings)
     return (f"python -m rlkit.rl.lab --mode=train --hparams_set={set_name} --hparams={overrides} --seed={seed} "
-            f"--output_dir={run_dir}")
+            f"--output_dir={run_dir}{gin_flags}")
 
 
-def train_in_dir(run_dir, set_name, overrides, seed, on_evaluation=None, cpus=1):
-    """The set with `overrides` trained (or resumed) in `run_dir` as `--mode=train` would, by a
-    search trial or a benchmark run in a Ray worker: saved as any run (its command.txt says how
-    to rerun it alone), its log in RUN/log.txt, TensorFlow on the `cpus` Ray reserved for it.
-    Returns the session summary (None without an evaluation)."""
+def train_in_dir(run_dir, set_name, overrides, seed, on_evaluation=None, cpus=1, gin_files=(), gin_bindings=()):
+    """The set with `overrides` and the gin config trained (or resumed) in `run_dir` as
+    `--mode=train` would, by a search trial or a benchmark run in a Ray worker: saved as any run
+    (its command.txt says how to rerun it alone), its log in RUN/log.txt, TensorFlow on the
+    `cpus` Ray reserved for it. Returns the session summary (None without an evaluation)."""
     os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(cpus))
     os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+    gin.clear_config()  # a Ray worker may have run another trial before this one
+    cli.parse_gin(gin_files, gin_bindings)
     hparams = cli.run_hparams(run_dir, set_name, True, overrides)
     check_set(hparams)
-    cli.save_run(run_dir, hparams, set_name, overrides, command=rerun_command(set_name, overrides, seed, run_dir))
+    cli.save_run(run_dir, hparams, set_name, overrides,
+                 command=rerun_command(set_name, overrides, seed, run_dir, gin_files, gin_bindings))
     with cli.log_to_file(os.path.join(run_dir, "log.txt")):
         return train(hparams, run_dir, seed, on_evaluation)
 
@@ -329,9 +343,8 @@ FLAGS = flags.FLAGS
 def main(argv):
     del argv
     if FLAGS.mode in ("search", "benchmark"):
-        cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
-        if FLAGS.gin_files or FLAGS.gin_bindings:
-            raise UserError(f"--mode={FLAGS.mode} does not pass gin config on to its runs: put the choice in the set")
+        cli.parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)  # checked here, parsed again by each run
+        gin_config = gin_spec(FLAGS.gin_files, FLAGS.gin_bindings)
         if not FLAGS.output_dir:
             raise UserError(f"--mode={FLAGS.mode} needs --output_dir (where its runs and tables go)")
         if gcs.is_remote(FLAGS.output_dir):
@@ -339,11 +352,12 @@ def main(argv):
         if FLAGS.mode == "search":
             from rlkit.rl.search import search
             search(FLAGS.hparams_set, FLAGS.hparams, FLAGS.ranges, FLAGS.num_trials, FLAGS.max_concurrent,
-                   FLAGS.output_dir, FLAGS.seed, FLAGS.ray_address, FLAGS.cpus_per_trial, FLAGS.grace_fraction)
+                   FLAGS.output_dir, FLAGS.seed, FLAGS.ray_address, FLAGS.cpus_per_trial, FLAGS.grace_fraction,
+                   gin_config)
         else:
             from rlkit.rl.benchmark import benchmark
             benchmark(FLAGS.hparams_set, FLAGS.hparams, FLAGS.games, FLAGS.seeds, FLAGS.output_dir,
-                      FLAGS.max_concurrent, FLAGS.ray_address, FLAGS.cpus_per_trial)
+                      FLAGS.max_concurrent, FLAGS.ray_address, FLAGS.cpus_per_trial, gin_config)
         return
     if FLAGS.mode == "enjoy":
         enjoy_run(FLAGS)

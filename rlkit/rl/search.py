@@ -3,8 +3,8 @@
     python -m rlkit.rl.lab --mode=search --hparams_set=rlmf_minatar --ranges=ppo_learning \
         --num_trials=16 --max_concurrent=2 --output_dir=DIR [--ray_address=HEAD:6379]
 
-Each trial is a normal rlkit run of the set with the trial's drawn values as overrides, in
-DIR/trials/trial_K (resumable by itself with the command in its command.txt). Tune draws the
+Each trial is a normal rlkit run of the set with the trial's drawn values as overrides (and
+the command's --gin_files and --gin_bindings), in DIR/trials/trial_K (resumable by itself with the command in its command.txt). Tune draws the
 values (its random search, seeded by --seed) and stops the trials that fall behind with ASHA, on
 the evaluation return each trial reports after every evaluation (x: real env steps; rungs at
 --grace_fraction of the run's real steps and doublings of it). At the end:
@@ -70,7 +70,8 @@ def run_trial(config, spec):
         tune.report({TIME_ATTR: int(real_env_steps), METRIC: float(main_return)})
 
     summary = lab.train_in_dir(run_dir, spec["hparams_set"], overrides, spec["seed"], on_evaluation=report,
-                               cpus=spec["cpus_per_trial"])
+                               cpus=spec["cpus_per_trial"], gin_files=spec.get("gin_files", ()),
+                               gin_bindings=spec.get("gin_bindings", ()))
     if not reported and summary is not None:  # a finished run resumed: its last evaluation again
         report(summary["final_step"], summary["final_return"])
 
@@ -199,8 +200,9 @@ def write_results(output_dir, spec, rows, ranges):
 
 
 def search(set_name, overrides, ranges_name, num_trials, max_concurrent, output_dir, seed, ray_address=None,
-           cpus_per_trial=1, grace_fraction=0.25):
-    """Runs (or resumes) the search; returns the best trial's row."""
+           cpus_per_trial=1, grace_fraction=0.25, gin_config=None):
+    """Runs (or resumes) the search; returns the best trial's row. gin_config: lab.gin_spec's
+    files and bindings, parsed by every trial."""
     if not set_name:
         raise UserError("--mode=search needs --hparams_set (the set whose values the trials change)")
     if not ranges_name:
@@ -217,7 +219,8 @@ def search(set_name, overrides, ranges_name, num_trials, max_concurrent, output_
     output_dir = os.path.abspath(output_dir)
     budget = lab.real_step_budget(hparams)
     spec = dict(hparams_set=set_name, hparams=overrides, ranges=ranges_name, num_trials=num_trials, seed=seed,
-                max_concurrent=max_concurrent, grace_fraction=grace_fraction, real_step_budget=budget)
+                max_concurrent=max_concurrent, grace_fraction=grace_fraction, real_step_budget=budget,
+                **(gin_config or {}))
     lab.check_spec(output_dir, "search_spec.json", spec, "search")
     cli.set_run_in_progress(output_dir)
 
