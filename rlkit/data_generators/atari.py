@@ -86,4 +86,9 @@ class AtariBatchEnv(BatchEnv):
         return self._frames(observation), reward, terminated, truncated
 
     def close(self):
-        self._env.close()
+        # AtariVectorEnv's close does not stop its C++ envs and threads: they go with the object.
+        # Dropping it here frees them now, while Python is whole, not whenever the collector
+        # (or, after a Ctrl-C, interpreter shutdown) gets to them.
+        if self._env is not None:
+            self._env.close()
+            self._env = None
