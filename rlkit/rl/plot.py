@@ -14,6 +14,7 @@ The tag is looked up in every event directory of a run; where several hold it, -
 one (`world_model/train`, say).
 """
 
+import functools
 import glob
 import os
 import re
@@ -77,13 +78,28 @@ def event_dirs(local_run):
     return found
 
 
-def read_scalar(event_dir, tag):
-    """(steps, values) of `tag` in an event directory, or None if it has no such tag."""
+@functools.lru_cache(maxsize=8)
+def _loaded_events(event_dir, files):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    from tensorboard.util import tensor_util
 
     events = EventAccumulator(event_dir, size_guidance={"tensors": 0, "scalars": 0})
     events.Reload()
+    return events
+
+
+def load_events(event_dir):
+    """Every scalar of an event directory, read once for as long as its files stay the same
+    (a run's graphs and checks read several tags of one directory)."""
+    files = tuple(sorted((entry.name, entry.stat().st_size, entry.stat().st_mtime_ns)
+                         for entry in os.scandir(event_dir) if EVENTS in entry.name))
+    return _loaded_events(event_dir, files)
+
+
+def read_scalar(event_dir, tag):
+    """(steps, values) of `tag` in an event directory, or None if it has no such tag."""
+    from tensorboard.util import tensor_util
+
+    events = load_events(event_dir)
     tags = events.Tags()
     if tag in tags.get("tensors", []):
         points = [(e.step, float(tensor_util.make_ndarray(e.tensor_proto))) for e in events.Tensors(tag)]
@@ -96,11 +112,7 @@ def read_scalar(event_dir, tag):
 
 
 def all_tags(event_dir):
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    events = EventAccumulator(event_dir, size_guidance={"tensors": 1, "scalars": 1, "images": 1})
-    events.Reload()
-    tags = events.Tags()
+    tags = load_events(event_dir).Tags()
     return tags.get("tensors", []) + tags.get("scalars", [])
 
 
