@@ -27,12 +27,17 @@ def has_display():
     return not sys.platform.startswith("linux") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+def no_display(why, instead=""):
+    """The one line for a window that cannot show: why, and where it would."""
+    return UserError(f"no display to open a window on ({why}): run it on a desktop, over ssh -X, or under Xvfb "
+                     f"(xvfb-run){'; ' + instead if instead else ''}")
+
+
 def require_display(instead=""):
     """Refuses, in one line and before anything loads, to open a window where none can show:
     SDL would fall back to an invisible window and wait for keys no one can press."""
     if not has_display():
-        raise UserError("no display to open a window on (DISPLAY and WAYLAND_DISPLAY are unset): run it on a "
-                        f"desktop, over ssh -X, or under Xvfb (xvfb-run){'; ' + instead if instead else ''}")
+        raise no_display("DISPLAY and WAYLAND_DISPLAY are unset", instead)
 
 
 def draw_offscreen_quietly():
@@ -56,8 +61,7 @@ def open_window(width, height, caption):
     pygame.display.init()
     if pygame.display.get_driver() in ("offscreen", "dummy") and not user_chose_video_driver():
         pygame.display.quit()
-        raise UserError(f"SDL found no display to open a window on (video driver {pygame.display.get_driver()!r}): "
-                        "run it on a desktop, over ssh -X, or under Xvfb (xvfb-run)")
+        raise no_display(f"SDL's video driver is {pygame.display.get_driver()!r}")
     screen = pygame.display.set_mode((width, height))
     pygame.display.set_caption(caption)
     return screen
