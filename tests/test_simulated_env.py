@@ -92,6 +92,27 @@ def test_rewards_come_from_the_reward_head(episodes, store):
     np.testing.assert_array_equal(env.step(np.zeros(3, np.int64)).reward, [-1.0, -1.0, -1.0])
 
 
+@pytest.mark.parametrize("set_name", ["next_frame_basic_deterministic_tiny",
+                                      "next_frame_basic_stochastic_discrete_tiny"])
+def test_expected_rewards_are_the_reward_heads_mean(set_name, episodes, store):
+    model = world_model(set_name)
+    likeliest, expected = (SimulatedBatchEnv(model, store, 3, gym.spaces.Discrete(6), temperature=0.0, reward=kind)
+                           for kind in ("likeliest", "expected"))
+    for env in (likeliest, expected):
+        env.reset(seed=0)
+        env.step(np.zeros(3, np.int64))  # the first builds the model
+    head = model.reward_head if hasattr(model, "reward_head") else model.frame_model.reward_head
+    head.kernel.assign(np.zeros(head.kernel.shape, np.float32))
+    # P(-1, 0, 1) = softmax(0, 2, 1) = (0.090, 0.665, 0.245): the likeliest reward is 0, the mean 0.155.
+    head.bias.assign(np.array([0.0, 2.0, 1.0], np.float32))
+    probabilities = np.exp([0.0, 2.0, 1.0]) / np.exp([0.0, 2.0, 1.0]).sum()
+    likeliest_step, step = likeliest.step(np.ones(3, np.int64)), expected.step(np.ones(3, np.int64))
+    np.testing.assert_array_equal(likeliest_step.reward, [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(step.reward, probabilities[2] - probabilities[0], rtol=1e-5)
+    np.testing.assert_allclose(step.raw_reward, step.reward)  # not clipped to its sign
+    np.testing.assert_array_equal(likeliest_step.observation, step.observation)  # only the reward differs
+
+
 def test_policy_starts_from_the_real_window(episodes, store):
     env = make_env(world_model("next_frame_basic_deterministic_tiny"), store, num_envs=2)
     stacked = FrameStack(env, 4).reset(seed=1)

@@ -95,6 +95,7 @@ RULES = {
     "epochs": positive, "num_real_env_steps": positive, "real_num_envs": positive, "real_rollout_length": positive,
     "initial_collection": non_empty, "collection": one_of("learner", "policy"),
     "simulated_num_envs": positive, "simulated_ppo_iterations": positive, "simulated_temperature": non_negative,
+    "simulated_reward": one_of("likeliest", "expected"),
     "longer_training_epochs": list_of(non_negative), "longer_training_factor": positive,
     "simulated_rollout_length": positive, "simulated_steps_per_epoch": positive,
     # World models.

@@ -45,6 +45,9 @@ def rlmb_base():
     # and 7 before the last, x3 in the last (SimPLe's schedule: 20K iterations over 15 epochs).
     hparams.add_hparam("simulated_ppo_iterations", 1000)
     hparams.add_hparam("simulated_temperature", 1.0)      # the stochastic model's latent sampling
+    # The simulated env's reward: the reward head's likeliest class (SimPLe), or "expected", its
+    # mean P(1) - P(-1) (not in SimPLe; for rare rewards, simulated_env.py).
+    hparams.add_hparam("simulated_reward", "likeliest")
     hparams.add_hparam("checkpoint_every_iterations", 100)
     hparams.add_hparam("keep_checkpoints", 3)
     add_eval_hparams(hparams)  # evaluated after every epoch

@@ -38,7 +38,8 @@ import tensorflow as tf
 from keras import layers
 
 from rlkit.models.registry import register_model
-from rlkit.models.world_model import LOSS_KEYS, most_likely, pixel_classes, predict_after_context
+from rlkit.models.world_model import (LOSS_KEYS, expected_rewards, most_likely, pixel_classes,
+                                      predict_after_context)
 
 NUM_REWARD_CLASSES = 3  # rewards -1, 0, +1, shifted to classes 0, 1, 2
 
@@ -337,12 +338,15 @@ class NextFrameBasicDeterministic(keras.Model):
         return frames, rewards, state
 
     @tf.function(reduce_retracing=True)
-    def next_frame_and_end(self, history, actions, state, temperature=1.0):
+    def next_frame_and_end(self, history, actions, state, temperature=1.0, expected_reward=False):
         """`next_frame`, and also ends [B] bool: whether each predicted frame is its episode's
-        last (always False for a model without predict_episode_ends)."""
+        last (always False for a model without predict_episode_ends). With expected_reward
+        (a Python bool), rewards are the head's mean (`expected_rewards`), not its likeliest."""
         del temperature
         pixel_logits, reward_logits, end_logits, state = self(history, actions, state, training=False)
         frames, rewards = most_likely(pixel_logits, reward_logits)
+        if expected_reward:
+            rewards = expected_rewards(reward_logits)
         return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state
 
     @tf.function(reduce_retracing=True)

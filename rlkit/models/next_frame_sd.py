@@ -34,7 +34,8 @@ from keras import layers
 from rlkit.models.next_frame import (ActionInjection, NextFrameBasicDeterministic, add_timing_signal,
                                      episode_end_losses, likeliest_ends, pixel_and_reward_losses, stack_frames)
 from rlkit.models.registry import register_model
-from rlkit.models.world_model import LOSS_KEYS, append_frame, likeliest_frames, most_likely, predict_after_context
+from rlkit.models.world_model import (LOSS_KEYS, append_frame, expected_rewards, likeliest_frames, most_likely,
+                                      predict_after_context)
 
 BITS_PER_GROUP = 8  # the prior predicts the bits a byte at a time
 MIN_SHARE = 0.01    # tensor2tensor's schedules start at 1%, not 0
@@ -278,13 +279,16 @@ class NextFrameStochasticDiscrete(keras.Model):
         return frames, rewards, state
 
     @tf.function(reduce_retracing=True)
-    def next_frame_and_end(self, history, actions, state, temperature=1.0):
+    def next_frame_and_end(self, history, actions, state, temperature=1.0, expected_reward=False):
         """`next_frame`, and also ends [B] bool: whether each predicted frame is its episode's
-        last (always False for a model without predict_episode_ends)."""
+        last (always False for a model without predict_episode_ends). With expected_reward
+        (a Python bool), rewards are the head's mean (`expected_rewards`), not its likeliest."""
         inject = self._prior_latent(history, None, actions, tf.cast(temperature, tf.float32), [])
         pixel_logits, reward_logits, end_logits, state = self.frame_model(history, actions, state,
                                                                           inject_latent=inject, training=False)
         frames, rewards = most_likely(pixel_logits, reward_logits)
+        if expected_reward:
+            rewards = expected_rewards(reward_logits)
         return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state
 
     @tf.function(reduce_retracing=True)

@@ -14,6 +14,11 @@ classes (`pixel_classes`, `likeliest_frames`). It has
         history [B, k, H, W, C] uint8, actions [B] int -> frames [B, H, W, C] uint8, rewards
         [B] in {-1, 0, 1}; a stochastic model samples its latent at `temperature`, a
         deterministic one ignores it
+    next_frame_and_end(history, actions, state, temperature, expected_reward=False)
+        -> (frames, rewards, ends, state): next_frame, and ends [B] bool (the predicted frame
+        is its episode's last; always False without predict_episode_ends); with
+        expected_reward, rewards [B] float32 are the head's mean, P(1) - P(-1), instead of
+        its likeliest class
     reward_probabilities(history, actions, state, temperature) -> [B, 3]
         the reward head's distribution over -1, 0, 1 for the step next_frame takes
     loss_and_metrics(features, step, training) -> (loss, metrics)
@@ -53,6 +58,13 @@ def likeliest_frames(pixel_logits):
 def most_likely(pixel_logits, reward_logits):
     """The likeliest frames [B, H, W, C] uint8 and rewards [B] in {-1, 0, 1}."""
     return likeliest_frames(pixel_logits), tf.argmax(reward_logits, axis=-1, output_type=tf.int32) - 1
+
+
+def expected_rewards(reward_logits):
+    """The reward head's mean [B] float32, P(1) - P(-1): unlike the likeliest reward, not 0
+    wherever a reward is less likely than none (rare rewards; docs/results.md)."""
+    probabilities = tf.nn.softmax(reward_logits)
+    return probabilities[:, 2] - probabilities[:, 0]
 
 
 def predict_after_context(model, features):

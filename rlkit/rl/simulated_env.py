@@ -8,6 +8,10 @@ model-based loop resets it before every fixed-length PPO rollout, and PPO bootst
 value of the last frame. A model without `predict_episode_ends` (SimPLe's) never ends an
 episode; one with it ends the episode on the step taken from a frame it predicted to be the
 last, and that env starts again from a new real window, as a real env resets.
+
+Rewards are the reward head's likeliest class, as in SimPLe, or with reward="expected" its
+mean, P(1) - P(-1) (not in SimPLe): where rewards are rare the likeliest class is almost
+always 0, even on steps the head rates far above the rest (docs/results.md, check_rewards).
 """
 
 import gymnasium as gym
@@ -16,10 +20,16 @@ import tensorflow as tf
 
 from rlkit.data_generators.batch_env import BatchEnv
 
+SIMULATED_REWARDS = ("likeliest", "expected")
+
 
 class SimulatedBatchEnv(BatchEnv):
-    def __init__(self, model, store, num_envs, action_space, action_meanings=None, temperature=1.0, epochs=None):
-        """store: a FrameStore of real experience; epochs: those it starts from (default all)."""
+    def __init__(self, model, store, num_envs, action_space, action_meanings=None, temperature=1.0, epochs=None,
+                 reward="likeliest"):
+        """store: a FrameStore of real experience; epochs: those it starts from (default all);
+        reward: "likeliest" (SimPLe) or "expected" (the head's mean, in [-1, 1])."""
+        if reward not in SIMULATED_REWARDS:
+            raise ValueError(f"reward={reward!r}: one of {SIMULATED_REWARDS}")
         self.model = model
         self.context = model.hparams.num_context_frames
         self.store, self.epochs = store, epochs
@@ -27,8 +37,9 @@ class SimulatedBatchEnv(BatchEnv):
             raise ValueError("the world model's env needs at least one stored episode start "
                              f"with {self.context} frames")
         self.temperature = temperature
+        self.expected_reward = reward == "expected"
         super().__init__(num_envs, gym.spaces.Box(0, 255, model.frame_shape, np.uint8), action_space,
-                         action_meanings, clip_rewards=True)
+                         action_meanings, clip_rewards=not self.expected_reward)
         self._rng = np.random.default_rng()
         self._history = self._state = self._on_last_frame = None
 
@@ -61,7 +72,7 @@ class SimulatedBatchEnv(BatchEnv):
     def _step(self, actions):
         frames, rewards, ends, state = self.model.next_frame_and_end(
             tf.convert_to_tensor(self._history), tf.constant(actions, tf.int32), self._state,
-            tf.constant(self.temperature, tf.float32))
+            tf.constant(self.temperature, tf.float32), expected_reward=self.expected_reward)
         frames, rewards = frames.numpy(), rewards.numpy().astype(np.float32)
         self._history = np.concatenate([self._history[:, 1:], frames[:, None]], axis=1)
         terminated, self._on_last_frame = self._on_last_frame, ends.numpy()
