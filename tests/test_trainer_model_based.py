@@ -231,6 +231,23 @@ def test_check_rewards_reports_the_world_models_rewards_on_a_runs_data(tiny_run)
     assert lines[4].startswith("policy entropy inside the world model: "), lines
 
 
+def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_with_each_reward(tiny_run):
+    """scripts/check_simulated_reward.py on the tiny loop run: a line per kind of simulated
+    reward, the expected one handing out non-zero rewards on every rollout."""
+    run_dir, _ = tiny_run
+    script = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "check_simulated_reward.py")
+    result = subprocess.run([sys.executable, script, f"--run={run_dir}", "--iterations=2", "--seeds=0"],
+                            capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"{run_dir}: 2 PPO iterations of "), lines
+    likeliest, expected = lines[1:]
+    assert likeliest.startswith("simulated_reward=likeliest seed 0: rollouts with a reward "), likeliest
+    assert expected.startswith("simulated_reward=expected seed 0: rollouts with a reward 1.000, "), expected
+    for line in (likeliest, expected):
+        assert "real returns temperature " in line, line
+
+
 def test_results_script_archives_a_loop_run_and_tables_its_epochs(tiny_run, tmp_path):
     """scripts/minatar_results.py --pong_runs on the tiny loop run (named as the Pong run): the
     run's evaluation record is archived and docs/results.md gets one table row per epoch."""
