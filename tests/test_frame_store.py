@@ -1,4 +1,6 @@
 import resource
+import sys
+import threading
 
 import numpy as np
 import pytest
@@ -6,7 +8,7 @@ import pytest
 from conftest import collect_random_pong
 from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
-from test_storage import H, W, write_collection
+from test_storage import NUM_ENVS, H, W, fake_step, write_collection
 
 
 def episodes_by_id(data_dir):
@@ -161,3 +163,40 @@ def test_memory_of_a_store_stays_small(tmp_path):
     assert grown < raw_bytes / 2, grown  # one shard decoded at a time, never all frames
     np.testing.assert_array_equal(store.frames(store.episodes[0].indices[:3]),
                                   storage.read_rollouts(data_dir).episodes[0].frames[:3])
+
+
+def test_threads_decoding_windows_together_join_the_columns_once(tmp_path):
+    """Found in a Breakout loop run: window_dataset's decoding threads each found the joined
+    columns missing after an update and rebuilt them over one another (KeyError: 'position')."""
+    data_dir = str(tmp_path / "data")
+    writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=NUM_ENVS)
+    num_steps = 3000  # 1,500 two-step episodes per env: joining takes long enough for threads to collide
+    for t in range(num_steps):
+        writer.add(np.zeros((NUM_ENVS, H, W, 3), np.uint8), np.zeros(NUM_ENVS, np.int64),
+                   fake_step(t, [t % 2 == 1] * NUM_ENVS, np.zeros(NUM_ENVS)))
+    writer.write_shard()
+    store = FrameStore(data_dir)
+    assert len(store.episodes) == num_steps
+    errors = []
+
+    def read_a_window(barrier):
+        barrier.wait()
+        try:
+            store.window(len(store.episodes) - 1, 0, 2)
+        except Exception as e:  # noqa: BLE001  (any failure of a reading thread fails the test)
+            errors.append(repr(e))
+
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns as often as they can: any race shows
+    try:
+        for _ in range(10):
+            store.update()  # nothing new, but the joined columns are dropped, as after a collection
+            barrier = threading.Barrier(8)
+            threads = [threading.Thread(target=read_a_window, args=(barrier,)) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        sys.setswitchinterval(switch_interval)
+    assert not errors, errors[:3]

@@ -17,6 +17,7 @@ episode's end; a frame stack at an episode's first steps repeats its first frame
 """
 
 import dataclasses
+import threading
 
 import lz4.block
 import numpy as np
@@ -52,6 +53,7 @@ class FrameStore:
         self._frames = []           # compressed bytes per global step
         self._columns = {name: [] for name in ("actions", "rewards", "raw_rewards", "dones", "terminated")}
         self._arrays = None         # the columns joined, rebuilt after an update
+        self._building = threading.Lock()
         self._transitions = {}      # epochs -> transition_indices, rebuilt after an update
         self._chosen = {}           # chosen_episodes' answers, rebuilt after an update
         self._by_id = {}            # episode id -> StoredEpisode
@@ -109,21 +111,30 @@ class FrameStore:
             episode.complete = episode.starts_at_reset and done
 
     def _column(self, name):
-        if self._arrays is None:
-            self._arrays = {n: np.concatenate(c) if c else np.zeros(0) for n, c in self._columns.items()}
-            # Where each global step sits: its episode and its position there (for frame stacks).
-            self._arrays["episode"] = np.zeros(self.num_steps, np.int64)
-            self._arrays["position"] = np.zeros(self.num_steps, np.int64)
-            for i, episode in enumerate(self.episodes):
-                self._arrays["episode"][episode.indices] = i
-                self._arrays["position"][episode.indices] = np.arange(len(episode))
-            # Every episode's steps end to end: episode e's are episode_steps[episode_start[e]:][:episode_length[e]].
-            lengths = np.array([len(e) for e in self.episodes], np.int64)
-            self._arrays["episode_length"] = lengths
-            self._arrays["episode_start"] = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-            self._arrays["episode_steps"] = (np.concatenate([e.indices for e in self.episodes])
-                                             if self.episodes else np.zeros(0, np.int64))
-        return self._arrays[name]
+        arrays = self._arrays
+        if arrays is None:
+            # window_dataset decodes on several threads at once: one builds, the others wait for it.
+            with self._building:
+                if self._arrays is None:
+                    self._arrays = self._joined_columns()
+                arrays = self._arrays
+        return arrays[name]
+
+    def _joined_columns(self):
+        arrays = {n: np.concatenate(c) if c else np.zeros(0) for n, c in self._columns.items()}
+        # Where each global step sits: its episode and its position there (for frame stacks).
+        arrays["episode"] = np.zeros(self.num_steps, np.int64)
+        arrays["position"] = np.zeros(self.num_steps, np.int64)
+        for i, episode in enumerate(self.episodes):
+            arrays["episode"][episode.indices] = i
+            arrays["position"][episode.indices] = np.arange(len(episode))
+        # Every episode's steps end to end: episode e's are episode_steps[episode_start[e]:][:episode_length[e]].
+        lengths = np.array([len(e) for e in self.episodes], np.int64)
+        arrays["episode_length"] = lengths
+        arrays["episode_start"] = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        arrays["episode_steps"] = (np.concatenate([e.indices for e in self.episodes])
+                                   if self.episodes else np.zeros(0, np.int64))
+        return arrays
 
     def step_values(self, name, indices):
         """A per-step column ("actions", "rewards", "raw_rewards", "dones") at the global steps
