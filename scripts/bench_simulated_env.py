@@ -35,20 +35,14 @@ def main():
     import rlkit  # noqa: F401  (before TensorFlow: rlkit's CPU settings)
     import tensorflow as tf
 
-    from rlkit import cli
     from rlkit.data_generators.batch_env import FrameStack
     from rlkit.data_generators.frame_store import FrameStore
-    from rlkit.data_generators.make_env import action_space_of, frame_shape, pixel_values
     from rlkit.rl.learner import build_learner
     from rlkit.rl.on_policy import train_on_policy
     from rlkit.rl.simulated_env import SimulatedBatchEnv
-    from rlkit.rl.world_model_training import load_world_model
+    from rlkit.rl.world_model_training import load_loop_run
 
-    hparams = cli.saved_hparams(args.run)
-    action_space, meanings = action_space_of(hparams)
-    model = load_world_model(hparams.world_model, os.path.join(args.run, "world_model"), frame_shape(hparams),
-                             int(action_space.n), pixel_values(hparams))
-    store = FrameStore(os.path.join(args.run, "data"))
+    hparams, action_space, meanings, model, store = load_loop_run(args.run)
     env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, action_space, meanings,
                             hparams.simulated_temperature)
     learner = build_learner(hparams, env.observation_space, action_space, 0)

@@ -13,7 +13,6 @@ the policy's entropy at the end, and the real evaluation returns at each tempera
 """
 
 import argparse
-import os
 import tempfile
 
 import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
@@ -21,17 +20,14 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from rlkit import cli
 from rlkit.data_generators.batch_env import FrameStack
-from rlkit.data_generators.frame_store import FrameStore
-from rlkit.data_generators.make_env import action_space_of, frame_shape, pixel_values
 from rlkit.rl import evaluation
 from rlkit.rl.learner import build_learner
 from rlkit.rl.on_policy import train_on_policy
 from rlkit.rl.plot import read_scalar
 from rlkit.rl.simulated_env import SIMULATED_REWARDS, SimulatedBatchEnv
 from rlkit.rl.trainer_model_based import simulated_iterations_target
-from rlkit.rl.world_model_training import load_world_model
+from rlkit.rl.world_model_training import load_loop_run
 
 
 def train_and_evaluate(hparams, model, store, action_space, meanings, reward, iterations, seed):
@@ -65,11 +61,7 @@ def main():
     parser.add_argument("--seeds", default="0,1")
     args = parser.parse_args()
 
-    hparams = cli.saved_hparams(args.run)
-    action_space, meanings = action_space_of(hparams)
-    model = load_world_model(hparams.world_model, os.path.join(args.run, "world_model"), frame_shape(hparams),
-                             int(action_space.n), pixel_values(hparams))
-    store = FrameStore(os.path.join(args.run, "data"))
+    hparams, action_space, meanings, model, store = load_loop_run(args.run)
     rows = []
     for reward in SIMULATED_REWARDS:
         for seed in (int(s) for s in args.seeds.split(",")):

@@ -1,8 +1,10 @@
 """World-model training on stored real experience, with dream rollouts in TensorBoard.
 
 Used by `trainer_world_model` (one training run) and by the model-based loop (once per epoch,
-to a growing step target).
+to a growing step target); `load_loop_run` opens a loop run for the scripts that probe it.
 """
+
+import os
 
 import numpy as np
 import tensorflow as tf
@@ -101,3 +103,17 @@ def load_world_model(hparams, model_dir, frame_shape, num_actions, pixel_values)
         raise UserError(f"no world model checkpoint in {model_dir!r}: point --wm_dir at the world_model/ "
                         "dir of a trainer_model_based or trainer_world_model run")
     return estimator.model
+
+
+def load_loop_run(run_dir):
+    """What scripts probing a trainer_model_based run need: (its saved hparams, the game's action
+    space and action meanings, its newest world model, a FrameStore of its data)."""
+    from rlkit import cli
+    from rlkit.data_generators.frame_store import FrameStore
+    from rlkit.data_generators.make_env import action_space_of, frame_shape, pixel_values
+
+    hparams = cli.saved_hparams(run_dir)
+    action_space, meanings = action_space_of(hparams)
+    model = load_world_model(hparams.world_model, os.path.join(run_dir, "world_model"), frame_shape(hparams),
+                             int(action_space.n), pixel_values(hparams))
+    return hparams, action_space, meanings, model, FrameStore(os.path.join(run_dir, "data"))
