@@ -26,7 +26,7 @@ from rlkit import gcs
 from rlkit.data_generators.make_env import check_game
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
-from rlkit.hparams import HParams, apply_overrides, get_hparams
+from rlkit.hparams import HParams, apply_overrides, get_hparams, with_keys_added_later
 
 HPARAMS_FILE = "hparams.json"        # the run's hparams, nested and complete
 RUN_FILE = "run.json"                # the set name and overrides it was built from
@@ -80,7 +80,7 @@ def _read_json(path):
 def saved_hparams(run_dir):
     """The hparams a run saved in `run_dir` (local), or None if it saved none."""
     path = os.path.join(run_dir, HPARAMS_FILE)
-    return HParams.from_dict(_read_json(path)) if os.path.exists(path) else None
+    return with_keys_added_later(HParams.from_dict(_read_json(path))) if os.path.exists(path) else None
 
 
 def _differences(saved, requested):
@@ -197,7 +197,7 @@ def find_saved_hparams(path):
         if gcs.is_remote(path):
             text = gcs.read_text(path.rstrip("/") + "/" + HPARAMS_FILE)
             if text is not None:
-                return HParams.from_json(text)
+                return with_keys_added_later(HParams.from_json(text))
         elif os.path.exists(os.path.join(path, HPARAMS_FILE)):
             return saved_hparams(path)
         parent = os.path.dirname(path.rstrip("/"))

@@ -3,6 +3,7 @@
     python -m rlkit.rl.trainer_world_model --hparams_set=next_frame_minatar \
         --hparams=predict_episode_ends=True,train_steps=4000 --data_dir=RUN/data --output_dir=WM
     python scripts/check_episode_ends.py --wm_dir=WM --data_dir=RUN/data [--data_epochs=4] [--episodes=512]
+    python scripts/check_episode_ends.py --wm_dir=RUN/world_model --data_dir=RUN/data   # a loop run's own
 
 Steps the model as the world model's env does (from 4 stored frames 8 steps before the end of
 each complete episode, then on its own frames, with the real actions) and prints how often it
@@ -10,15 +11,13 @@ flags the real last frame and the 3 frames before it.
 """
 
 import argparse
-import json
-import os
 
 import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 import numpy as np
 import tensorflow as tf
 
+from rlkit import cli
 from rlkit.data_generators.frame_store import FrameStore
-from rlkit.hparams.hparam import HParams
 from rlkit.models.world_model import append_frame
 from rlkit.rl.trainer_world_model import actions_and_pixel_values_of
 from rlkit.rl.world_model_training import load_world_model
@@ -31,7 +30,8 @@ def main():
     parser.add_argument("--data_epochs", default=None, help="comma-separated data epochs (default all)")
     parser.add_argument("--episodes", type=int, default=512)
     args = parser.parse_args()
-    hparams = HParams(**json.load(open(os.path.join(args.wm_dir, "hparams.json"))))
+    hparams = cli.find_saved_hparams(args.wm_dir)  # a world model's own, or its loop run's
+    hparams = hparams.world_model if "world_model" in hparams else hparams
     epochs = [int(e) for e in args.data_epochs.split(",")] if args.data_epochs else None
     store = FrameStore(args.data_dir, epochs)
     num_actions, pixel_values = actions_and_pixel_values_of(args.data_dir)

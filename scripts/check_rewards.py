@@ -22,18 +22,14 @@ almost always right. This is the check for games whose rewards are rare (docs/re
 """
 
 import argparse
-import json
 import os
 
 import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 import numpy as np
 import tensorflow as tf
 
-from rlkit.data_generators.frame_store import FrameStore
-from rlkit.hparams.hparam import HParams
 from rlkit.rl.plot import read_scalar
-from rlkit.rl.trainer_world_model import actions_and_pixel_values_of
-from rlkit.rl.world_model_training import load_world_model
+from rlkit.rl.world_model_training import load_loop_run
 
 
 BATCH = 32  # windows per model call: a batch of Atari frames' pixel logits takes hundreds of MB
@@ -76,16 +72,10 @@ def main():
     parser.add_argument("--random_steps", type=int, default=2048, help="other steps checked for false rewards")
     parser.add_argument("--rows_of_channel", type=int, default=None, help="a channel whose row to count")
     args = parser.parse_args()
-    with open(os.path.join(args.run, "hparams.json")) as f:
-        loop = json.load(f)
-    hparams = HParams(**loop["world_model"])
-    data_dir = os.path.join(args.run, "data")
     epochs = [int(e) for e in args.data_epochs.split(",")] if args.data_epochs else None
-    store = FrameStore(data_dir, epochs)
-    num_actions, pixel_values = actions_and_pixel_values_of(data_dir)
-    model = load_world_model(hparams, os.path.join(args.run, "world_model"), store.frame_shape, num_actions,
-                             pixel_values)
-    context = hparams.num_context_frames
+    hparams, action_space, _, model, store = load_loop_run(args.run, epochs)
+    num_actions = int(action_space.n)
+    context = hparams.world_model.num_context_frames
 
     rewarded, others = [], []
     rng = np.random.default_rng(0)
@@ -113,7 +103,7 @@ def main():
     simulated = os.path.join(args.run, "policy", "simulated")
     if os.path.isdir(simulated):
         steps, rollout_rewards = read_scalar(simulated, "charts/rollout_reward")
-        per_epoch = loop["simulated_ppo_iterations"]
+        per_epoch = hparams.simulated_ppo_iterations
         shares = [f"{np.mean(rollout_rewards[i:i + per_epoch] != 0):.3f}"
                   for i in range(0, len(rollout_rewards), per_epoch)]
         print(f"inside the world model: {int(np.sum(rollout_rewards != 0))} of {len(rollout_rewards)} training "

@@ -101,6 +101,27 @@ def test_every_registered_set_builds_and_round_trips(name):
     assert create_hparams(name, "") == hparams
 
 
+def test_saved_runs_without_keys_added_later_get_their_old_behaviour(tmp_path):
+    """A run saved before `simulated_reward` and `world_model.predict_episode_ends` existed reads
+    back with the values that behave as it did, resumes as itself, and other kinds of set gain
+    nothing."""
+    from rlkit import cli
+
+    loop = create_hparams("rlmb_minatar_tiny", "simulated_reward=expected,world_model.predict_episode_ends=True")
+    old = loop.values()
+    del old["simulated_reward"], old["world_model"]["predict_episode_ends"]
+    (tmp_path / "hparams.json").write_text(json.dumps(old))
+    restored = cli.saved_hparams(str(tmp_path))
+    assert restored.simulated_reward == "likeliest" and restored.world_model.predict_episode_ends is False
+    restored.simulated_reward, restored.world_model.predict_episode_ends = "expected", True
+    assert restored == loop
+    assert cli.run_hparams(str(tmp_path), "rlmb_minatar_tiny", True, "").simulated_reward == "likeliest"
+
+    model_free = get_hparams("rlmf_minatar")
+    (tmp_path / "hparams.json").write_text(model_free.to_json())
+    assert cli.saved_hparams(str(tmp_path)) == model_free
+
+
 def test_hparams_cli_list_and_show(cli):
     listing = cli("rlkit.hparams", "--list")
     assert listing.returncode == 0, listing.stderr

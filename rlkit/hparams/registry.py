@@ -11,7 +11,8 @@ A set is a function returning `HParams`, registered under its own name:
 
 A set holds the sets of its components as values (`hparams.ppo = ppo_original_params()`), so a
 built set is complete: nothing is looked up by name again, and the `hparams.json` a run saves
-reproduces it even after the registered sets change.
+reproduces it even after the registered sets change. A key added to the sets later is the one
+exception: `KEYS_ADDED_LATER` gives it, on reading, to saved runs that lack it.
 """
 
 from rlkit.hparams.checks import check_hparams
@@ -40,6 +41,26 @@ def get_hparams(name):
     hparams = _SETS.get(name)()
     if not isinstance(hparams, HParams):
         raise TypeError(f"hparams set {name!r} returned {type(hparams).__name__}, not HParams")
+    return hparams
+
+
+# Keys added to the sets after runs had saved hparams.json without them: (a key that only the
+# sets concerned have, the new key, the value that behaves as those older runs did).
+KEYS_ADDED_LATER = [
+    ("num_compress_steps", "predict_episode_ends", False),   # world models
+    ("simulated_num_envs", "simulated_reward", "likeliest"),  # SimPLe loops
+]
+
+
+def with_keys_added_later(hparams):
+    """`hparams` read from a saved run, its nested sets included, given each key of
+    KEYS_ADDED_LATER that its kind of set has today and it lacks; so code reads every key plainly."""
+    for marker, name, old_value in KEYS_ADDED_LATER:
+        if marker in hparams and name not in hparams:
+            hparams.add_hparam(name, old_value)
+    for name in hparams.values():
+        if isinstance(hparams.get(name), HParams):
+            with_keys_added_later(hparams.get(name))
     return hparams
 
 

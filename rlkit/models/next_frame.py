@@ -190,8 +190,7 @@ class NextFrameBasicDeterministic(keras.Model):
                         layers.LayerNormalization() if i else None) for i in range(hparams.num_hidden_layers)]
         self.reward_hidden = layers.Dense(128, activation="relu")
         self.reward_head = layers.Dense(NUM_REWARD_CLASSES)
-        # Runs saved before the option existed lack it: they predict no ends.
-        self.predicts_ends = bool(hparams.get("predict_episode_ends", False))
+        self.predicts_ends = hparams.predict_episode_ends
         if self.predicts_ends:  # is the predicted frame its episode's last?
             self.end_hidden = layers.Dense(128, activation="relu")
             self.end_head = layers.Dense(2)

@@ -79,7 +79,7 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
             results, recordings = evaluation.evaluate_policy(hparams, act, seed, num_debug_videos)
         elif mode == "agent_simulated":
             simulated_env = SimulatedBatchEnv(model, store, hparams.eval_batch_size, action_space,
-                                              reward=hparams.get("simulated_reward", "likeliest"))
+                                              reward=hparams.simulated_reward)
             results, recordings = evaluation.evaluate_in_world_model(hparams, act, simulated_env, seed,
                                                                      num_debug_videos)
         else:

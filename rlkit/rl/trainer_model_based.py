@@ -144,7 +144,7 @@ class PolicyTrainer:
             if int(self.simulated_steps) < target:
                 env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, self.action_space,
                                         self.action_meanings, hparams.simulated_temperature, data_epochs,
-                                        hparams.get("simulated_reward", "likeliest"))
+                                        hparams.simulated_reward)
                 learner = self.learner.hparams
                 replay = ReplayMemory(os.path.join(self.policy_dir, "simulated_replay"), env.num_envs,
                                       hparams.frame_stack_size, learner.replay_capacity,
@@ -160,7 +160,7 @@ class PolicyTrainer:
             if int(self.iteration) < target:
                 env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, self.action_space,
                                         self.action_meanings, hparams.simulated_temperature, data_epochs,
-                                        hparams.get("simulated_reward", "likeliest"))
+                                        hparams.simulated_reward)
                 # Every rollout starts from new real frames: SimPLe's fixed-length simulated rollouts.
                 train_on_policy(self.learner, FrameStack(env, hparams.frame_stack_size), self.iteration,
                                 self.simulated_steps, target, simulated_iterations_target(hparams, hparams.epochs - 1),

@@ -22,7 +22,7 @@ def window_input_fn(store, hparams, seed, data_epochs=None):
     that episodes shorter than a window, and their ends, are in the data."""
     try:
         windows = store.window_dataset(hparams.num_context_frames, hparams.num_target_frames, seed=seed,
-                                       epochs=data_epochs, pad_starts=bool(hparams.get("predict_episode_ends")))
+                                       epochs=data_epochs, pad_starts=hparams.predict_episode_ends)
     except ValueError as e:
         raise UserError(str(e)) from None
     dataset = windows.repeat().batch(hparams.batch_size, drop_remainder=True).prefetch(2)
@@ -105,9 +105,10 @@ def load_world_model(hparams, model_dir, frame_shape, num_actions, pixel_values)
     return estimator.model
 
 
-def load_loop_run(run_dir):
+def load_loop_run(run_dir, data_epochs=None):
     """What scripts probing a trainer_model_based run need: (its saved hparams, the game's action
-    space and action meanings, its newest world model, a FrameStore of its data)."""
+    space and action meanings, its newest world model, a FrameStore of its data: the epochs
+    `data_epochs`, default all)."""
     from rlkit import cli
     from rlkit.data_generators.frame_store import FrameStore
     from rlkit.data_generators.make_env import action_space_of, frame_shape, pixel_values
@@ -116,4 +117,4 @@ def load_loop_run(run_dir):
     action_space, meanings = action_space_of(hparams)
     model = load_world_model(hparams.world_model, os.path.join(run_dir, "world_model"), frame_shape(hparams),
                              int(action_space.n), pixel_values(hparams))
-    return hparams, action_space, meanings, model, FrameStore(os.path.join(run_dir, "data"))
+    return hparams, action_space, meanings, model, FrameStore(os.path.join(run_dir, "data"), data_epochs)
