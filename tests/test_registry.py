@@ -101,6 +101,17 @@ def test_every_registered_set_builds_and_round_trips(name):
     assert create_hparams(name, "") == hparams
 
 
+def test_the_learner_registry_says_which_learners_learn_from_replay():
+    """The loop's checks ask this before any learner is built (so before TensorFlow builds a network)."""
+    from rlkit.rl.learner import learns_from_replay
+    answers = {}
+    for name in list_hparams():
+        hparams = create_hparams(name)
+        if "base_algo" in hparams:
+            answers[hparams.base_algo] = learns_from_replay(hparams)
+    assert answers == {"ppo": False, "a2c": False, "reinforce": False, "dqn": True, "naf": True}
+
+
 def test_saved_runs_without_keys_added_later_get_their_old_behaviour(tmp_path):
     """A run saved before `simulated_reward` and `world_model.predict_episode_ends` existed reads
     back with the values that behave as it did, resumes as itself, and other kinds of set gain

@@ -187,7 +187,7 @@ class DQNLearner:
         return learn_from_replay(self._compiled_train_step, batch, self.hparams.gamma, tf.int32, LOSS_KEYS)
 
 
-@register_learner
+@register_learner(DQNLearner)
 def dqn(hparams, observation_shape, observation_dtype, action_space, seed):
     """DQN on `hparams`, a DQN set (dqn_nature_params and its kind)."""
     return DQNLearner(hparams, observation_shape, observation_dtype, action_space, seed)

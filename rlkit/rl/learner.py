@@ -16,7 +16,8 @@ log_probs, values)`, which `rlkit.rl.on_policy.train_on_policy` stores in the ro
 on. Off-policy learners give `explore(observations, exploration) -> actions`,
 `exploration_at(agent_steps)` (an epsilon, a noise scale) and `sync_target()`, and their `update` takes replay batches and returns the batch's
 `td_errors` among the metrics: `rlkit.rl.off_policy.train_off_policy` drives them. Learners are
-registered by the name a set's `base_algo` holds, which is also the name of their nested set.
+registered by the name a set's `base_algo` holds, which is also the name of their nested set,
+together with the class they build, so a command can ask `learns_from_replay` before building one.
 """
 
 import gymnasium as gym
@@ -29,7 +30,15 @@ from rlkit.registry import Registry
 
 _LEARNERS = Registry("learner (base_algo)", modules=("rlkit.rl.dqn", "rlkit.rl.naf", "rlkit.rl.policy_gradient",
                                                      "rlkit.rl.ppo"))
-register_learner = _LEARNERS.register
+
+
+def register_learner(learner_class):
+    """Decorator for a function `(hparams, observation_shape, observation_dtype, action_space, seed)`
+    that builds a `learner_class`: registers it under its own name, with the class it builds."""
+    def register(build):
+        build.learner_class = learner_class
+        return _LEARNERS.register(build)
+    return register
 
 
 def _check_names(hparams):
@@ -37,6 +46,12 @@ def _check_names(hparams):
     if hparams.base_algo not in hparams:
         raise UserError(f"base_algo={hparams.base_algo!r} needs the learner's values as hparams.{hparams.base_algo}: "
                         "use a set that has them")
+
+
+def learns_from_replay(hparams):
+    """Whether the learner `hparams.base_algo` names is off-policy, asked without building it."""
+    _check_names(hparams)
+    return _LEARNERS.get(hparams.base_algo).learner_class.off_policy
 
 
 def check_learner(hparams):

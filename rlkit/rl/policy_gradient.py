@@ -147,7 +147,7 @@ class PolicyGradientLearner(ActorCriticLearner):
         return metrics
 
 
-@register_learner
+@register_learner(PolicyGradientLearner)
 def reinforce(hparams, observation_shape, observation_dtype, action_space, seed):
     """REINFORCE with a value baseline on `hparams` (reinforce_cartpole_params and its kind);
     Adam unless gin binds another optimizer (`reinforce/make_optimizer.optimizer`)."""
@@ -155,7 +155,7 @@ def reinforce(hparams, observation_shape, observation_dtype, action_space, seed)
                                  default_optimizer=keras.optimizers.Adam)
 
 
-@register_learner
+@register_learner(PolicyGradientLearner)
 def a2c(hparams, observation_shape, observation_dtype, action_space, seed):
     """A2C on `hparams` (a2c_atari_params and its kind); RMSProp as in OpenAI baselines
     (squared-gradient decay `rmsprop_decay`, epsilon `optimizer_epsilon`) unless gin binds

@@ -45,7 +45,7 @@ from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
-from rlkit.rl.learner import build_learner, check_learner
+from rlkit.rl.learner import build_learner, check_learner, learns_from_replay
 from rlkit.rl.workers import check_workers, start_workers
 
 # TensorFlow and the modules that import it (about 5 s) are imported by the functions that use
@@ -339,8 +339,7 @@ def check_names(hparams):
     """What can be checked before anything is written, so a mistake leaves no run dir behind."""
     check_workers(hparams, hparams.real_num_envs)
     check_learner(hparams)
-    learns_from_replay = "replay_capacity" in hparams.get(hparams.base_algo)
-    if learns_from_replay and (hparams.initial_collection != "random" or hparams.collection == "learner"):
+    if learns_from_replay(hparams) and (hparams.initial_collection != "random" or hparams.collection == "learner"):
         raise UserError(f"base_algo={hparams.base_algo!r} learns from replay, not on the real env as it collects: "
                         "use initial_collection=random and collection=policy (as rlmb_dqn_base)")
     if hparams.initial_collection not in ("random", hparams.base_algo):
