@@ -70,6 +70,13 @@ def frame_shape(name):
     return tuple(_environment_class()(game).state_shape())
 
 
+def channel_names(name):
+    """The objects a MinAtar game's channels hold, in channel order (paddle, ball, trail, brick)."""
+    game, _ = parse_game(name)
+    channels = _environment_class()(game).env.channels
+    return sorted(channels, key=channels.get)
+
+
 class MinAtarBatchEnv(BatchEnv):
     """N copies of a MinAtar game, stepped in a Python loop (each step is microseconds)."""
 
