@@ -156,6 +156,27 @@ def test_the_world_models_env_ends_episodes_where_the_model_says(minatar_run):
 
 
 
+def test_check_model_drift_counts_each_object_of_the_runs_frames(minatar_run):
+    """scripts/check_model_drift.py on the tiny MinAtar run: a row per step and the other-action
+    row, per channel named by its object; Breakout always has one paddle, ball and trail cell."""
+    script = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "check_model_drift.py")
+    result = subprocess.run([sys.executable, script, f"--run={minatar_run}", "--horizon=2", "--rollouts=8"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line for line in result.stdout.splitlines() if line]
+    assert lines[0].startswith(f"{minatar_run}: 8 rollouts from the ") and "data epochs [2] with 6 steps" in lines[0]
+    for temperature, table in ((0, lines[1:6]), (1, lines[6:11])):
+        assert table[0] == f"temperature {temperature}"
+        assert table[1] == "step | paddle | ball | trail | brick | reward, real / model | ended"
+        assert [row.split(" | ")[0] for row in table[2:]] == ["1", "2", "1, other actions"]
+        for row in table[2:]:
+            for cell in row.split(" | ")[1:5]:  # "real / model (wrong)": never fewer wrong than the counts differ
+                real, model, wrong = (float(x.strip("()")) for x in cell.replace("/", "").split())
+                assert wrong >= abs(real - model) - 1e-6, row
+            assert [float(c.split(" / ")[0]) for c in row.split(" | ")[1:4]] == [1.0, 1.0, 1.0], row
+        assert 0.0 <= float(table[3].split(" | ")[-1]) <= 1.0
+
+
 def test_a_minatar_run_exports_colour_pngs_and_plays_and_records(minatar_run, tmp_path):
     result = run_module("rlkit.data_generators.inspect", os.path.join(minatar_run, "data"),
                         f"--export_png={tmp_path / 'png'}")
