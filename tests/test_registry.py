@@ -113,18 +113,22 @@ def test_the_learner_registry_says_which_learners_learn_from_replay():
 
 
 def test_saved_runs_without_keys_added_later_get_their_old_behaviour(tmp_path):
-    """A run saved before `simulated_reward` and `world_model.predict_episode_ends` existed reads
-    back with the values that behave as it did, resumes as itself, and other kinds of set gain
-    nothing."""
+    """A run saved before `simulated_reward`, `world_model.predict_episode_ends` and
+    `world_model.full_resolution_action_layers` existed reads back with the values that behave
+    as it did, resumes as itself, and other kinds of set gain nothing."""
     from rlkit import cli
 
-    loop = create_hparams("rlmb_minatar_tiny", "simulated_reward=expected,world_model.predict_episode_ends=True")
+    loop = create_hparams("rlmb_minatar_tiny", "simulated_reward=expected,world_model.predict_episode_ends=True,"
+                                               "world_model.full_resolution_action_layers=2")
     old = loop.values()
     del old["simulated_reward"], old["world_model"]["predict_episode_ends"]
+    del old["world_model"]["full_resolution_action_layers"]
     (tmp_path / "hparams.json").write_text(json.dumps(old))
     restored = cli.saved_hparams(str(tmp_path))
     assert restored.simulated_reward == "likeliest" and restored.world_model.predict_episode_ends is False
+    assert restored.world_model.full_resolution_action_layers == 0
     restored.simulated_reward, restored.world_model.predict_episode_ends = "expected", True
+    restored.world_model.full_resolution_action_layers = 2
     assert restored == loop
     assert cli.run_hparams(str(tmp_path), "rlmb_minatar_tiny", True, "").simulated_reward == "likeliest"
 

@@ -47,6 +47,11 @@ def test_output_shapes_and_dtypes(pong_batch):
     loss, metrics = with_ends.loss_and_metrics(dict(pong_batch, ends=tf.one_hot([4, 9, 9, 9], 5, dtype=tf.int32)),
                                                0, training=True)
     assert set(metrics) == LOSS_KEYS | {"end_loss", "end_accuracy"} and metrics["end_loss"] > 0
+    with_ends.hparams.end_loss_coef = 0.25  # read at each step: the end loss enters at its weight
+    weighted, weighted_metrics = with_ends.loss_and_metrics(dict(pong_batch, ends=tf.one_hot([4, 9, 9, 9], 5, dtype=tf.int32)),
+                                                            0, training=False)
+    np.testing.assert_allclose(float(weighted), float(weighted_metrics["pixel_loss"] + weighted_metrics["reward_loss"]
+                                                      + 0.25 * weighted_metrics["end_loss"]), rtol=1e-5)
 
 
 def test_pixel_loss_cutoff():
@@ -164,3 +169,31 @@ def test_the_single_frame_model_reads_one_frame_and_warms_up_over_the_context(po
     stateless.single_frame = True
     with pytest.raises(ValueError, match="recurrent_state_size"):
         NextFrameBasicDeterministic(stateless, *PONG)
+
+
+def test_a_full_resolution_action_layer_moves_a_one_cell_object_as_the_action_says(tmp_path):
+    """MinAtar-like frames: one cell on a 10x10 grid, moved one cell by each of 4 actions (or
+    kept by a no-op). Through SimPLe's coarse action injections alone the model learns this
+    slowly (docs/results.md: Asterix's player); one full-resolution action layer learns it here."""
+    moves = np.array([(0, 0), (0, -1), (-1, 0), (0, 1), (1, 0)])
+
+    def windows(rng, count, length=5):
+        position, actions = rng.integers(0, 10, (count, 2)), rng.integers(0, 5, (count, length)).astype(np.int32)
+        frames = np.zeros((count, length, 10, 10, 1), np.uint8)
+        for t in range(length):
+            frames[np.arange(count), t, position[:, 0], position[:, 1], 0] = 255
+            position = np.clip(position + moves[actions[:, t]], 0, 9)
+        return {"frames": frames, "actions": actions, "rewards": np.zeros((count, length), np.int32)}
+
+    keras.utils.set_random_seed(0)
+    hparams = create_hparams("next_frame_minatar", "full_resolution_action_layers=1,num_target_frames=1,hidden_size=32,"
+                                                   "learning_rate=0.005,learning_rate_warmup_steps=100")
+    train = windows(np.random.default_rng(0), 4096)
+    estimator = Estimator(hparams.model, hparams, str(tmp_path), model_args=((10, 10, 1), 5, 2),
+                          save_summary_steps=10**6)
+    estimator.train(lambda: tf.data.Dataset.from_tensor_slices(train).shuffle(4096, seed=0).repeat().batch(16),
+                    max_steps=600)
+    test = windows(np.random.default_rng(1), 256)
+    frames, _, _, _ = imagine(estimator.model, test["frames"][:, :4], test["actions"][:, 3:4], temperature=0.0,
+                              history_actions=test["actions"][:, :3])
+    assert np.mean((frames[:, 0] == test["frames"][:, 4]).all(axis=(1, 2, 3))) >= 0.8  # whole frames right

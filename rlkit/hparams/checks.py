@@ -102,7 +102,7 @@ RULES = {
     "model": non_empty, "num_context_frames": positive, "num_target_frames": positive, "hidden_size": positive,
     "num_compress_steps": positive, "filter_double_steps": non_negative, "num_hidden_layers": positive,
     "residual_dropout": probability, "input_noise": probability, "recurrent_state_size": non_negative,
-    "single_frame": anything, "predict_episode_ends": anything, "pixel_loss_cutoff": non_negative, "reward_loss_coef": non_negative,
+    "single_frame": anything, "predict_episode_ends": anything, "full_resolution_action_layers": non_negative, "pixel_loss_cutoff": non_negative, "reward_loss_coef": non_negative, "end_loss_coef": non_negative,
     "learning_rate_warmup_steps": non_negative, "clip_grad_norm": positive, "batch_size": positive,
     "mixed_precision": anything, "train_steps": positive, "save_checkpoints_steps": positive,
     "save_summary_steps": positive, "keep_checkpoints": positive, "dream_length": positive,

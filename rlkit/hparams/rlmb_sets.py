@@ -184,6 +184,19 @@ def rlmb_minatar_ends():
 
 
 @register_hparams
+def rlmb_minatar_objects():
+    """rlmb_minatar_ends with a world model that can learn a one-cell player (not in SimPLe): an
+    action layer at full resolution, and the reward and end losses weighted 0.01, since its pixel
+    loss is a mean over mostly empty cells, of which one object is a 400th (docs/results.md,
+    "Where the world models go wrong": Asterix's and Seaquest's players)."""
+    hparams = rlmb_minatar_ends()
+    hparams.world_model.full_resolution_action_layers = 1
+    hparams.world_model.reward_loss_coef = 0.01
+    hparams.world_model.end_loss_coef = 0.01
+    return hparams
+
+
+@register_hparams
 def rlmb_minatar_tiny():
     """The MinAtar loop in a minute or two of CPU: for tests."""
     hparams = rlmb_minatar()

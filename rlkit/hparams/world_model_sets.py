@@ -29,8 +29,13 @@ def next_frame_basic_deterministic():
         # Not in SimPLe: also predict whether each predicted frame is its episode's last, so the
         # world model's env can end episodes (MinAtar's games end at the first lost life).
         predict_episode_ends=False,
+        # Not in SimPLe: layers after the decoder at full resolution, each a 3x3 conv on the
+        # features with the action injected, so the model can move a one-cell object as the
+        # action says (MinAtar's players: docs/results.md, "Where the world models go wrong").
+        full_resolution_action_layers=0,
         pixel_loss_cutoff=0.01,
         reward_loss_coef=1.0,
+        end_loss_coef=1.0,  # the end head's loss weight (with predict_episode_ends)
         # Adafactor (updates scaled by each weight's RMS) at learning_rate x the schedule:
         # "linear_warmup" rises over learning_rate_warmup_steps, "linear_warmup_rsqrt_decay"
         # then decays as 1/sqrt(step). Gradients clipped to global norm clip_grad_norm.

@@ -200,6 +200,10 @@ class NextFrameBasicDeterministic(keras.Model):
                                  layers.Conv2DTranspose(channels[step], 4, strides=2, padding="same",
                                                         activation="relu"),
                                  layers.LayerNormalization()))
+        self.full_resolution = [(ActionInjection(channels[0]), layers.Conv2D(channels[0], 3, padding="same",
+                                                                             activation="relu"),
+                                 layers.LayerNormalization())
+                                for _ in range(hparams.full_resolution_action_layers)]
         self.pixel_head = layers.Dense(self.frame_shape[-1] * pixel_values)
         self.state_size = hparams.recurrent_state_size
         if hparams.single_frame and not self.state_size:
@@ -261,6 +265,8 @@ class NextFrameBasicDeterministic(keras.Model):
             skip = skips.pop()
             x = deconv(inject(dropout(x, training=training), action))[:, :tf.shape(skip)[1], :tf.shape(skip)[2], :]
             x = add_timing_signal(norm(x + skip))
+        for inject, conv, norm in self.full_resolution:  # each cell sees its neighbours and the action
+            x = norm(x + conv(inject(x, action)))
         reward_features = tf.concat([middle_mean, tf.reduce_mean(x, axis=[1, 2])], axis=-1)
         reward_logits = self.reward_head(self.reward_hidden(reward_features))
         end_logits = tf.cast(self.end_head(self.end_hidden(reward_features)), tf.float32) if self.predicts_ends else None
@@ -310,7 +316,7 @@ class NextFrameBasicDeterministic(keras.Model):
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
         loss = metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
         if self.predicts_ends:
-            loss += metrics["end_loss"]
+            loss += hparams.end_loss_coef * metrics["end_loss"]
         assert set(metrics) == LOSS_KEYS | self.end_keys, set(metrics)
         if hparams.single_frame:  # the original's extra loss on the frames predicted while warming up
             metrics["warm_up_pixel_loss"] = warm_up_loss

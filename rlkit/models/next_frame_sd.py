@@ -245,7 +245,7 @@ class NextFrameStochasticDiscrete(keras.Model):
         loss = (metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
                 + hparams.bit_loss_coef * metrics["bit_loss"])
         if self.frame_model.predicts_ends:
-            loss += metrics["end_loss"]
+            loss += hparams.end_loss_coef * metrics["end_loss"]
         assert set(metrics) == (LOSS_KEYS | {"bit_loss", "prior_share", "scheduled_sampling"}
                                 | self.frame_model.end_keys), set(metrics)
         if hparams.single_frame:  # the original's extra loss on the frames predicted while warming up
