@@ -35,6 +35,7 @@ GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
 METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episode ends @100K"),
            ("simple_expected_100k", "SimPLe + expected rewards @100K"),
            ("simple_ends_expected_100k", "SimPLe + episode ends + expected rewards @100K"),
+           ("simple_objects_100k", "SimPLe + ends + one-cell objects @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
