@@ -72,7 +72,7 @@ def quality(model, store, rollouts, temperature, seed):
     real_frames = windows["frames"][:, context:context + horizon]
     real_rewards = windows["rewards"][:, context - 1:context - 1 + horizon]
     keras.utils.set_random_seed(seed)
-    frames, rewards, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature,
+    frames, rewards, _, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature,
                                     history_actions=windows["actions"][:, :context - 1])
     last_context = windows["frames"][:, context - 1]
     results = {}

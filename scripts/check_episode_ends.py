@@ -14,11 +14,10 @@ import argparse
 
 import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 import numpy as np
-import tensorflow as tf
 
 from rlkit import cli
 from rlkit.data_generators.frame_store import FrameStore
-from rlkit.models.world_model import append_frame
+from rlkit.models.world_model import imagine
 from rlkit.rl.trainer_world_model import actions_and_pixel_values_of
 from rlkit.rl.world_model_training import load_world_model
 
@@ -40,14 +39,8 @@ def main():
     windows = [store.window(i, len(e) - context - steps, context + steps) for i, e in enumerate(store.episodes)
                if e.complete and len(e) > steps][:args.episodes]
     frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
-    history = tf.constant(frames[:, :context])
-    state = model.start_state(history, actions[:, :context - 1], 0.0)
-    flags = []
-    for t in range(steps):
-        frame, _, end, state = model.next_frame_and_end(history, tf.constant(actions[:, context - 1 + t]), state, 0.0)
-        history = append_frame(history, frame)
-        flags.append(end.numpy())
-    flags = np.stack(flags, axis=1)
+    _, _, flags, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + steps],
+                                temperature=0.0, history_actions=actions[:, :context - 1])
     print(f"{len(windows)} episodes: end flagged at the real last frame {flags[:, -1].mean():.3f}, "
           f"at the {steps - 1} frames before it {flags[:, :-1].mean():.3f}")
 

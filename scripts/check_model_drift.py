@@ -23,30 +23,18 @@ import argparse
 
 import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 import numpy as np
-import tensorflow as tf
 
-from rlkit import cli
-from rlkit.data_generators.make_env import frame_shape, pixel_values
 from rlkit.data_generators.minatar import channel_names, is_minatar_game
-from rlkit.models.world_model import append_frame
-from rlkit.rl.world_model_training import load_loop_run, load_world_model
+from rlkit.models.world_model import imagine
+from rlkit.rl.world_model_training import load_loop_run
 
 
-def rollouts(model, windows, context, horizon, temperature, actions=None):
-    """The model's frames [N, T, H, W, C], rewards [N, T] and ends [N, T] over the windows' real
-    actions (or `actions` [N, T]), each step on the frames it predicted before."""
-    history = tf.constant(windows["frames"][:, :context])
-    actions = windows["actions"][:, context - 1:] if actions is None else actions
-    temperature = tf.constant(temperature, tf.float32)
-    state = model.start_state(history, tf.constant(windows["actions"][:, :context - 1]), temperature)
-    frames, rewards, ends = [], [], []
-    for t in range(horizon):
-        frame, reward, end, state = model.next_frame_and_end(history, tf.constant(actions[:, t]), state, temperature)
-        history = append_frame(history, frame)
-        frames.append(frame.numpy())
-        rewards.append(reward.numpy())
-        ends.append(end.numpy())
-    return np.stack(frames, axis=1), np.stack(rewards, axis=1), np.stack(ends, axis=1)
+def rollouts(model, windows, context, actions, temperature):
+    """The model's frames [N, T, H, W, C], rewards [N, T] and ends [N, T] from the windows'
+    context frames through `actions` [N, T], each step on the frames it predicted before."""
+    frames, rewards, ends, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature,
+                                          history_actions=windows["actions"][:, :context - 1])
+    return frames, rewards, ends
 
 
 def main():
@@ -58,13 +46,9 @@ def main():
     parser.add_argument("--horizon", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    hparams, action_space, _, model, store = load_loop_run(args.run)
+    hparams, action_space, _, model, store = load_loop_run(args.run, wm_dir=args.wm_dir)
     if not is_minatar_game(hparams.game):
         raise SystemExit(f"{hparams.game} is not a MinAtar game: its channels are colours, not objects")
-    if args.wm_dir:
-        model_hparams = cli.find_saved_hparams(args.wm_dir)
-        model = load_world_model(model_hparams.world_model if "world_model" in model_hparams else model_hparams,
-                                 args.wm_dir, frame_shape(hparams), int(action_space.n), pixel_values(hparams))
     epochs = [int(e) for e in args.data_epochs.split(",")] if args.data_epochs else [max(e.epoch for e in store.episodes)]
     context = hparams.world_model.num_context_frames
     windows = store.windows(np.random.default_rng(args.seed), args.rollouts, context + args.horizon, epochs)
@@ -86,13 +70,13 @@ def main():
                           for c in range(len(names)))
 
     for temperature in (0.0, 1.0):
-        frames, rewards, ends = rollouts(model, windows, context, args.horizon, temperature)
+        frames, rewards, ends = rollouts(model, windows, context, windows["actions"][:, context - 1:-1], temperature)
         print(f"\ntemperature {temperature:g}")
         print("step | " + " | ".join(names) + " | reward, real / model | ended")
         for n in steps:
             print(f"{n} | {cells(frames > 0, n)} | {real_rewards[:, n - 1].mean():.2f} / "
                   f"{np.cumsum(rewards, axis=1)[:, n - 1].mean():.2f} | {ends[:, :n].any(axis=1).mean():.3f}")
-        frames, _, _ = rollouts(model, windows, context, 1, temperature, other_actions)
+        frames, _, _ = rollouts(model, windows, context, other_actions, temperature)
         print(f"1, other actions | {cells(frames > 0, 1)} | |")
 
 

@@ -125,7 +125,7 @@ def test_rlmb_minatar_tiny_end_to_end(minatar_run):
     model = load_world_model(hparams.world_model, os.path.join(minatar_run, "world_model"), (10, 10, 4), 3, 2)
     assert model.frame_model.pixel_head.kernel.shape[-1] == 4 * 2
     history = storage.load_shard(shards[-1])["frames"][:1, :4]
-    frames, _, _, _ = imagine(model, history, np.zeros((1, 3), np.int32))
+    frames, _, _, _, _ = imagine(model, history, np.zeros((1, 3), np.int32))
     assert frames.shape == (1, 3, 10, 10, 4) and set(np.unique(frames)) <= {0, 255}
     with open(os.path.join(minatar_run, "eval_metrics", f"epoch_{hparams.epochs - 1}.json")) as f:
         summary = json.load(f)

@@ -136,13 +136,13 @@ def test_every_world_model_has_the_same_interface(set_name, single_frame, pong_b
 
     # imagine feeds the model its own frames: step by step equals one call over all actions.
     plan = np.tile(pong_batch["actions"][:, 3:4].numpy(), (1, 3))
-    dreamed, dreamed_rewards, last_window, final_state = imagine(model, history, plan, temperature=0.0)
+    dreamed, dreamed_rewards, _, last_window, final_state = imagine(model, history, plan, temperature=0.0)
     assert dreamed.shape == (4, 3, 105, 80, 3) and dreamed_rewards.shape == (4, 3)
     np.testing.assert_array_equal(last_window[:, -3:], dreamed)
     np.testing.assert_array_equal(last_window[:, 0], history[:, -1])
     window, state = history, None
     for t in range(3):
-        frame, _, window, state = imagine(model, window, plan[:, t:t + 1], state, temperature=0.0)
+        frame, _, _, window, state = imagine(model, window, plan[:, t:t + 1], state, temperature=0.0)
         np.testing.assert_array_equal(frame[:, 0], dreamed[:, t])
     np.testing.assert_allclose(state, final_state)
 
@@ -194,6 +194,6 @@ def test_a_full_resolution_action_layer_moves_a_one_cell_object_as_the_action_sa
     estimator.train(lambda: tf.data.Dataset.from_tensor_slices(train).shuffle(4096, seed=0).repeat().batch(16),
                     max_steps=600)
     test = windows(np.random.default_rng(1), 256)
-    frames, _, _, _ = imagine(estimator.model, test["frames"][:, :4], test["actions"][:, 3:4], temperature=0.0,
+    frames, _, _, _, _ = imagine(estimator.model, test["frames"][:, :4], test["actions"][:, 3:4], temperature=0.0,
                               history_actions=test["actions"][:, :3])
     assert np.mean((frames[:, 0] == test["frames"][:, 4]).all(axis=(1, 2, 3))) >= 0.8  # whole frames right

@@ -83,8 +83,9 @@ def imagine(model, history, actions, state=None, temperature=1.0, history_action
     action taken after each frame; state: the model's recurrent state (None: the model starts
     from `history`, whose first k-1 frames had history_actions [B, k-1] taken on them; None:
     no-ops, as after a reset).
-    Returns numpy (frames [B, T, H, W, C] uint8, rewards [B, T] int32, the last k frames
-    [B, k, H, W, C], the model's state after them).
+    Returns numpy (frames [B, T, H, W, C] uint8, rewards [B, T] int32, ends [B, T] bool (each
+    frame predicted to be its episode's last; all False without predict_episode_ends), the last k
+    frames [B, k, H, W, C], the model's state after them), in `next_frame_and_end`'s order.
     """
     history = tf.convert_to_tensor(history, tf.uint8)
     actions = np.asarray(actions, np.int32)
@@ -96,10 +97,11 @@ def imagine(model, history, actions, state=None, temperature=1.0, history_action
         if history_actions is None:
             history_actions = np.zeros((batch, context - 1), np.int32)
         state = model.start_state(history, tf.constant(history_actions, tf.int32), temperature)
-    frames, rewards = [], []
+    frames, rewards, ends = [], [], []
     for t in range(actions.shape[1]):
-        frame, reward, state = model.next_frame(history, actions[:, t], state, temperature)
+        frame, reward, end, state = model.next_frame_and_end(history, actions[:, t], state, temperature)
         history = append_frame(history, frame)
         frames.append(frame.numpy())
         rewards.append(reward.numpy())
-    return np.stack(frames, axis=1), np.stack(rewards, axis=1), history.numpy(), state
+        ends.append(end.numpy())
+    return np.stack(frames, axis=1), np.stack(rewards, axis=1), np.stack(ends, axis=1), history.numpy(), state

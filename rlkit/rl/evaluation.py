@@ -118,7 +118,7 @@ def reward_accuracy(model, store, lengths, num_rollouts, temperature, seed, epoc
     # is frames[context], after actions[context - 1].
     actions = windows["actions"][:, context - 1:context - 1 + horizon]
     real_rewards = windows["rewards"][:, context - 1:context - 1 + horizon]
-    _, predicted, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature,
+    _, predicted, _, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature,
                                  history_actions=windows["actions"][:, :context - 1])
     return reward_accuracies(predicted, real_rewards, lengths)
 

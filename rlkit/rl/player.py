@@ -150,7 +150,7 @@ class Player:
             action = self.policy_action() if self.policy_control else action_for(self.held, self.action_meanings)
         actions = np.array([action], np.int64)
         if self.simulated is not None:
-            _, rewards, history, self.state = imagine(self.model, self.simulated.history[None], actions[:, None],
+            _, rewards, _, history, self.state = imagine(self.model, self.simulated.history[None], actions[:, None],
                                                       self.state)
             self.simulated.add(history[0], rewards[0, 0])
         if self.real is not None:

@@ -37,7 +37,7 @@ def dream_image(model, window, hparams):
     """
     context = hparams.num_context_frames  # the window holds context + dream_length steps
     # The first predicted frame follows the action taken on the last context frame.
-    dream, _, _, _ = imagine(model, window["frames"][None, :context], window["actions"][None, context - 1:-1],
+    dream, _, _, _, _ = imagine(model, window["frames"][None, :context], window["actions"][None, context - 1:-1],
                              history_actions=window["actions"][None, :context - 1])
     real = window["frames"][context:]
     difference = np.abs(dream[0].astype(np.int16) - real.astype(np.int16)).astype(np.uint8)
@@ -105,16 +105,21 @@ def load_world_model(hparams, model_dir, frame_shape, num_actions, pixel_values)
     return estimator.model
 
 
-def load_loop_run(run_dir, data_epochs=None):
+def load_loop_run(run_dir, data_epochs=None, wm_dir=None):
     """What scripts probing a trainer_model_based run need: (its saved hparams, the game's action
-    space and action meanings, its newest world model, a FrameStore of its data: the epochs
-    `data_epochs`, default all)."""
+    space and action meanings, its newest world model, or the one in `wm_dir` (trained apart on
+    the run's data: its own hparams), a FrameStore of its data: the epochs `data_epochs`, default
+    all)."""
     from rlkit import cli
     from rlkit.data_generators.frame_store import FrameStore
     from rlkit.data_generators.make_env import action_space_of, frame_shape, pixel_values
 
     hparams = cli.saved_hparams(run_dir)
     action_space, meanings = action_space_of(hparams)
-    model = load_world_model(hparams.world_model, os.path.join(run_dir, "world_model"), frame_shape(hparams),
+    model_hparams = hparams.world_model
+    if wm_dir:
+        model_hparams = cli.find_saved_hparams(wm_dir)  # a world model's own, or its loop run's
+        model_hparams = model_hparams.world_model if "world_model" in model_hparams else model_hparams
+    model = load_world_model(model_hparams, wm_dir or os.path.join(run_dir, "world_model"), frame_shape(hparams),
                              int(action_space.n), pixel_values(hparams))
     return hparams, action_space, meanings, model, FrameStore(os.path.join(run_dir, "data"), data_epochs)
