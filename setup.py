@@ -34,6 +34,9 @@ setup(
         # Hyperparameter search and benchmarks (lab --mode=search/benchmark) on Ray Tune, and
         # real envs on Ray actors (real_num_workers).
         "ray": ["ray[tune]>=2.40"],
-        "test": ["pytest>=8", "pytest-xdist>=3.5", "gcp-storage-emulator>=2024.8", "minatar>=1.0.15", "ray[tune]>=2.40"],
+        # The reference site (mkdocs build --strict; mkdocs serve to read it locally).
+        "docs": ["mkdocs>=1.6"],
+        "test": ["pytest>=8", "pytest-xdist>=3.5", "gcp-storage-emulator>=2024.8", "minatar>=1.0.15", "ray[tune]>=2.40",
+                 "mkdocs>=1.6"],
     },
 )

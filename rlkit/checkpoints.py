@@ -1,30 +1,58 @@
-"""Restoring the newest checkpoint of a run, with one clear error when it does not fit."""
+"""Restoring the newest whole checkpoint of a run, with one clear error when none fits.
+
+A kill during a save on a filesystem without atomic rename can leave the newest checkpoint's
+files truncated while the checkpoint state already names it; such a checkpoint is passed over
+for the one before it, with a warning line, so that the run resumes a little further back.
+"""
 
 import tensorflow as tf
+from absl import logging
 
 from rlkit.errors import UserError
 
 
+
+def _is_damaged(error):
+    """Whether `error` is what reading a truncated or half-written checkpoint raises (a short
+    index: a bare OpError, "not an sstable"; a short data file: IndexError, "Read less bytes
+    than requested"; a missing file), as against a checkpoint of other shapes."""
+    return (isinstance(error, (IndexError, tf.errors.DataLossError, tf.errors.OutOfRangeError,
+                               tf.errors.NotFoundError)) or type(error) is tf.errors.OpError)
+
+
+def _restore(checkpoint, path, added_later):
+    stored = {name.split("/")[0] for name, _ in tf.train.list_variables(path)}
+    missing = [name for name in added_later if name not in stored]
+    if missing:  # restore through a view without them
+        checkpoint = tf.train.Checkpoint(**{name: value for name, value in vars(checkpoint).items()
+                                            if not name.startswith("_") and name not in missing})
+    checkpoint.restore(path).assert_existing_objects_matched()
+
+
 def restore_latest(checkpoint, manager, what, added_later=()):
-    """Restores `manager`'s newest checkpoint into `checkpoint`; returns whether there was one.
+    """Restores `manager`'s newest whole checkpoint into `checkpoint`; returns its path, or None
+    if there is none yet.
 
     `what` names the model for the error message when the checkpoint holds other shapes.
     added_later: names of `checkpoint`'s counters that a later rlkit added. A checkpoint written
     before them restores without them (they keep their initial values), so that runs started by
     an older rlkit resume; every other object must match.
     """
-    latest = manager.latest_checkpoint
-    if not latest:
-        return False
-    try:
-        stored = {name.split("/")[0] for name, _ in tf.train.list_variables(latest)}
-        missing = [name for name in added_later if name not in stored]
-        if missing:  # restore through a view without them
-            checkpoint = tf.train.Checkpoint(**{name: value for name, value in vars(checkpoint).items()
-                                                if not name.startswith("_") and name not in missing})
-        checkpoint.restore(latest).assert_existing_objects_matched()
-    except (ValueError, AssertionError, tf.errors.OpError) as e:
-        reason = " ".join(str(e).split())[:200]
-        raise UserError(f"cannot restore checkpoint {latest} into {what} ({reason}): use the hparams (game, "
-                        "frame size, model) of the run that wrote it, or a new output dir to train afresh") from None
-    return True
+    candidates = list(reversed(manager.checkpoints))  # newest first
+    if not candidates:
+        return None
+    for path in candidates:
+        try:
+            _restore(checkpoint, path, added_later)
+        except (ValueError, AssertionError, IndexError, tf.errors.OpError) as e:
+            if _is_damaged(e):
+                logging.warning("Checkpoint %s is damaged (%s); trying the one before it", path,
+                                " ".join(str(e).split())[:160])
+                continue
+            reason = " ".join(str(e).split())[:200]
+            raise UserError(f"cannot restore checkpoint {path} into {what} ({reason}): use the hparams (game, "
+                            "frame size, model) of the run that wrote it, or a new output dir to train afresh") from None
+        return path
+    directory = manager.directory
+    raise UserError(f"no whole checkpoint in {directory}: all {len(candidates)} are damaged (truncated files); "
+                    f"move {directory} aside to train that part afresh")

@@ -16,15 +16,14 @@ import contextlib
 import json
 import logging as std_logging
 import os
-import signal
 import sys
 
 import gin
-from absl import app, flags, logging
+from absl import flags, logging
 
-from rlkit import gcs
+from rlkit import gcs, run_lock
 from rlkit.data_generators.make_env import check_game
-from rlkit.errors import UserError
+from rlkit.errors import UserError, WithoutTensorFlowInfo, set_run_in_progress
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams import HParams, apply_overrides, get_hparams, with_keys_added_later
 
@@ -32,7 +31,6 @@ HPARAMS_FILE = "hparams.json"        # the run's hparams, nested and complete
 RUN_FILE = "run.json"                # the set name and overrides it was built from
 GIN_FILE = "operative_config.gin"
 COMMAND_FILE = "command.txt"
-_run_in_progress = None  # the output dir of the run this command started, for the Ctrl-C line
 # What a trained policy or world model is tied to: these may not change when a run is read again.
 # Where a run's work happens, not what it computes: a rerun may change these.
 RESOURCE_KEYS = ("real_num_workers",)
@@ -150,28 +148,41 @@ def save_run(output_dir, hparams, set_name, overrides, variant_name=None, comman
 def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS object, passed in explicitly)
     """Gin, the run's hparams (new, or saved by the run being resumed), the game and
     `check(hparams)` checked before anything is written, then the saved run config. Yields
-    (hparams, local output dir); a gs:// output dir is synced with its bucket meanwhile.
+    (hparams, local output dir); a gs:// output dir is synced with its bucket meanwhile. The run's
+    lock (rlkit.run_lock) is held throughout: a second process on the same dir is refused.
     variant: (name, function of hparams) that changes a new run's set before the overrides
     (the lab's dev mode); run.json records its name, and only the same variant resumes the run."""
     parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
     if not FLAGS.output_dir:
         raise UserError("no output dir given: pass --output_dir=DIR")
-    with gcs.local_output(FLAGS.output_dir) as output_dir:
+    with contextlib.ExitStack() as stack:
+        if gcs.is_remote(FLAGS.output_dir):  # the bucket's lock, before its files are fetched to resume
+            stack.enter_context(run_lock.hold(FLAGS.output_dir))
+        output_dir = stack.enter_context(gcs.local_output(FLAGS.output_dir))
         hparams = run_hparams(output_dir, FLAGS.hparams_set, FLAGS["hparams_set"].present, FLAGS.hparams, variant)
         if "game" in hparams:
             check_game(hparams.game)
         if check is not None:
             check(hparams)
+        if not gcs.is_remote(FLAGS.output_dir):  # taken once the checks passed: a mistake writes nothing
+            stack.enter_context(run_lock.hold(output_dir))
         save_run(output_dir, hparams, FLAGS.hparams_set, FLAGS.hparams, variant[0] if variant else None)
         set_run_in_progress(FLAGS.output_dir)
         yield hparams, output_dir
 
 
-def set_run_in_progress(output_dir):
-    """The dir a Ctrl-C's line tells the user to resume (what a command that writes runs without
-    start_run, such as a search, is working in)."""
-    global _run_in_progress
-    _run_in_progress = output_dir
+@contextlib.contextmanager
+def locked_output(path):
+    """A local directory for output `path` (for gs://, synced with its bucket), its lock
+    (rlkit.run_lock) held meanwhile: what a command that writes outside a run dir, such as the
+    evaluator's metrics, writes into."""
+    with contextlib.ExitStack() as stack:
+        if gcs.is_remote(path):
+            stack.enter_context(run_lock.hold(path))
+        local_dir = stack.enter_context(gcs.local_output(path))
+        if not gcs.is_remote(path):
+            stack.enter_context(run_lock.hold(local_dir))
+        yield local_dir
 
 
 @contextlib.contextmanager
@@ -180,7 +191,7 @@ def log_to_file(path):
     worker trains, whose terminal nobody sees."""
     handler = std_logging.FileHandler(path)
     handler.setFormatter(std_logging.Formatter("%(asctime)s %(levelname)s %(filename)s:%(lineno)d] %(message)s"))
-    handler.addFilter(_WithoutTensorFlowInfo())
+    handler.addFilter(WithoutTensorFlowInfo())
     logging.set_verbosity(logging.INFO)
     logging.get_absl_logger().addHandler(handler)
     try:
@@ -239,55 +250,3 @@ def load_hparams(FLAGS, run_dirs=(), add_defaults=None):  # noqa: N803
 def write_operative_config(output_dir):
     """Saves the gin values the run actually used, once its components are built."""
     atomic_write_text(os.path.join(output_dir, GIN_FILE), gin.operative_config_str())
-
-
-class _WithoutTensorFlowInfo(std_logging.Filter):
-    """Drops TensorFlow's and TensorBoard's own info lines (checkpoint sharding, SavedModel
-    assets, event-file reading), which would bury the progress lines; their warnings and errors
-    still show."""
-
-    def filter(self, record):
-        return record.levelno >= std_logging.WARNING or not any(
-            f"{os.sep}{package}{os.sep}" in record.pathname for package in ("tensorflow", "tensorboard"))
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread as Ctrl-C is, so both unwind the same way."""
-
-
-def _raise_stopped(signum, frame):
-    raise Stopped()
-
-
-def _quiet_shutdown():
-    """After the one line that says why a command stopped, TensorFlow's warnings about objects
-    torn down half-built (a checkpoint that did not fit, say) would only bury it."""
-    std_logging.getLogger("tensorflow").setLevel(std_logging.ERROR)
-
-
-def run(main):
-    """absl's app.run, with UserError printed as one line and exit status 2, and Ctrl-C or
-    SIGTERM as one line saying how to resume and exit status 130 or 143.
-
-    Both stop the command where it is: pending `finally` blocks run (a gs:// output dir gets
-    its last upload) and files are only ever replaced whole (`fileio.atomic_write_*`), so what
-    a run wrote stays readable and a rerun of the same command resumes it."""
-    def main_with_user_errors(argv):
-        std_logging.getLogger("tensorflow").setLevel(std_logging.WARNING)
-        logging.get_absl_handler().addFilter(_WithoutTensorFlowInfo())
-        signal.signal(signal.SIGTERM, _raise_stopped)
-        try:
-            return main(argv)
-        except UserError as e:
-            _quiet_shutdown()
-            print(f"error: {e}", file=sys.stderr)
-            sys.exit(2)
-        except KeyboardInterrupt as e:
-            _quiet_shutdown()
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the message short
-            name, status = ("SIGTERM", 143) if isinstance(e, Stopped) else ("Ctrl-C", 130)
-            hint = (f"rerun the same command to resume the run in {_run_in_progress}" if _run_in_progress
-                    else "nothing was left half-written")
-            print(f"stopped by {name}: {hint}", file=sys.stderr)
-            sys.exit(status)
-    app.run(main_with_user_errors)

@@ -1,10 +1,22 @@
-"""The one exception type for mistakes a user can fix.
+"""The one exception type for mistakes a user can fix, and how every command reports it.
 
-Entry points print a `UserError` as a single line and exit non-zero; anything else is a bug
-and keeps its traceback.
+Commands run their `main` through `run_command`, which prints a `UserError` as a single line
+and exits non-zero, turns Ctrl-C and SIGTERM into one line saying how to resume, and a write
+that ran out of space (a full disk or quota, a read-only remount) into one line saying what
+could not be written; anything else is a bug and keeps its traceback.
 """
 
 import difflib
+import errno
+import logging as std_logging
+import os
+import re
+import signal
+import sys
+
+from absl import app, logging
+
+_run_in_progress = None  # the output dir of the run this command started, for the Ctrl-C line
 
 
 class UserError(Exception):
@@ -22,3 +34,94 @@ def did_you_mean(name, candidates):
     if not matches:
         return ""
     return "; did you mean " + " or ".join(repr(m) for m in matches) + "?"
+
+
+def set_run_in_progress(output_dir):
+    """The dir a Ctrl-C's line tells the user to resume (what a command that writes runs without
+    start_run, such as a search, is working in)."""
+    global _run_in_progress
+    _run_in_progress = output_dir
+
+
+# Why a write failed for want of space, by errno, and as TensorFlow's C++ writers word it.
+OUT_OF_SPACE = {errno.ENOSPC: "No space left on device", errno.EDQUOT: "Disk quota exceeded",
+                errno.EROFS: "Read-only file system"}
+OUT_OF_SPACE_STATUS = 74  # sysexits' EX_IOERR
+
+
+def out_of_space(error):
+    """(what could not be written, why) if `error`, or an error it was raised from, is a write
+    that ran out of space or met a read-only filesystem; else None."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno in OUT_OF_SPACE:
+            return error.filename or "a file", OUT_OF_SPACE[error.errno]
+        if type(error).__module__.startswith("tensorflow"):  # checkpoints, event files, SavedModels
+            message = str(error)
+            why = next((text for text in OUT_OF_SPACE.values() if text in message), None)
+            if why:
+                path = re.search(r"(/[^\s;:'\"]+)", message)
+                return path.group(1) if path else "a TensorFlow file", why
+        error = error.__cause__ or error.__context__
+    return None
+
+
+class WithoutTensorFlowInfo(std_logging.Filter):
+    """Drops TensorFlow's and TensorBoard's own info lines (checkpoint sharding, SavedModel
+    assets, event-file reading), which would bury the progress lines; their warnings and errors
+    still show."""
+
+    def filter(self, record):
+        return record.levelno >= std_logging.WARNING or not any(
+            f"{os.sep}{package}{os.sep}" in record.pathname for package in ("tensorflow", "tensorboard"))
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is, so both unwind the same way."""
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped()
+
+
+def _quiet_shutdown():
+    """After the one line that says why a command stopped, TensorFlow's warnings about objects
+    torn down half-built (a checkpoint that did not fit, say) would only bury it."""
+    std_logging.getLogger("tensorflow").setLevel(std_logging.ERROR)
+
+
+def run_command(main):
+    """absl's app.run, with UserError printed as one line and exit status 2, a write out of space
+    as one line and exit status 74, and Ctrl-C or SIGTERM as one line saying how to resume and
+    exit status 130 or 143.
+
+    Both stop the command where it is: pending `finally` blocks run (a gs:// output dir gets
+    its last upload) and files are only ever replaced whole (`fileio.atomic_write_*`), so what
+    a run wrote stays readable and a rerun of the same command resumes it."""
+    def main_with_user_errors(argv):
+        std_logging.getLogger("tensorflow").setLevel(std_logging.WARNING)
+        logging.get_absl_handler().addFilter(WithoutTensorFlowInfo())
+        signal.signal(signal.SIGTERM, _raise_stopped)
+        try:
+            return main(argv)
+        except UserError as e:
+            _quiet_shutdown()
+            print(f"error: {e}", file=sys.stderr)
+            sys.exit(2)
+        except Exception as e:  # noqa: BLE001  (only a full disk is reported here; the rest re-raise)
+            failed = out_of_space(e)
+            if failed is None:
+                raise
+            _quiet_shutdown()
+            where = f" to resume the run in {_run_in_progress}" if _run_in_progress else ""
+            print(f"error: could not write {failed[0]}: {failed[1]}; free some space (or make the filesystem "
+                  f"writable) and rerun the same command{where}: what was written whole is kept", file=sys.stderr)
+            sys.exit(OUT_OF_SPACE_STATUS)
+        except KeyboardInterrupt as e:
+            _quiet_shutdown()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the message short
+            name, status = ("SIGTERM", 143) if isinstance(e, Stopped) else ("Ctrl-C", 130)
+            hint = (f"rerun the same command to resume the run in {_run_in_progress}" if _run_in_progress
+                    else "nothing was left half-written")
+            print(f"stopped by {name}: {hint}", file=sys.stderr)
+            sys.exit(status)
+    app.run(main_with_user_errors)

@@ -28,9 +28,11 @@ def atomic_write_bytes(path, data):
             os.fsync(f.fileno())
         os.chmod(tmp_path, _FILE_MODE)
         os.replace(tmp_path, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp_path):
             os.remove(tmp_path)
+        if isinstance(e, OSError) and e.filename is None:
+            e.filename = path  # so that a full disk's one line names the file it stopped
         raise
 
 

@@ -29,6 +29,7 @@ from rlkit.fileio import atomic_write_text, is_temporary
 
 SCHEME = "gs://"
 MANIFEST = ".rlkit_gcs_manifest.json"  # object name -> generation of each cached file
+LOCK_FILE = ".rlkit.lock"  # a run's lock (rlkit.run_lock): held on each side, never synced
 SYNC_SECONDS = 5.0
 # How long one storage call retries transient failures (no route, 5xx, 429) before rlkit
 # reports it: short, so a machine without a network hears so within seconds, not after the
@@ -37,7 +38,7 @@ RETRY_SECONDS = float(os.environ.get("RLKIT_GCS_RETRY_SECONDS", "10"))
 TIMEOUT = (5.0, 120.0)  # seconds to connect, and to wait for each read
 
 
-def _call_settings():
+def call_settings():
     """retry= and timeout= for every storage call."""
     from google.cloud.storage.retry import DEFAULT_RETRY
 
@@ -73,7 +74,7 @@ def local_file_for(local_dir, prefix, object_name):
     return path
 
 
-def _client():
+def client():
     # The storage client loads only when a gs:// path is used, so local runs start no slower.
     from google.cloud import storage
 
@@ -88,7 +89,7 @@ def _client():
 
 
 @contextlib.contextmanager
-def _clear_errors(path):
+def clear_errors(path):
     """Turns the storage client's exceptions into one-line UserErrors about `path`."""
     from google.api_core import exceptions
     import google.auth.exceptions
@@ -114,10 +115,10 @@ def _clear_errors(path):
                         "try again later") from None
 
 
-def _list(client, path):
+def _list(storage_client, path):
     bucket, prefix = split(path)
     # A prefix names a "directory": list what is under prefix/ (or the whole bucket).
-    return list(client.list_blobs(bucket, prefix=prefix + "/" if prefix else None, **_call_settings()))
+    return list(storage_client.list_blobs(bucket, prefix=prefix + "/" if prefix else None, **call_settings()))
 
 
 def expand(pattern):
@@ -128,8 +129,8 @@ def expand(pattern):
     bucket, prefix = split(pattern)
     fixed = prefix[:min(prefix.index(char) for char in "*?[" if char in prefix)].rpartition("/")[0]
     depth = len(prefix.split("/"))
-    with _clear_errors(pattern):
-        names = [blob.name for blob in _list(_client(), f"{SCHEME}{bucket}/{fixed}")]
+    with clear_errors(pattern):
+        names = [blob.name for blob in _list(client(), f"{SCHEME}{bucket}/{fixed}")]
     found = {"/".join(name.split("/")[:depth]) for name in names if len(name.split("/")) > depth}
     return sorted(f"{SCHEME}{bucket}/{name}" for name in found if fnmatch.fnmatchcase(name, prefix))
 
@@ -146,15 +147,16 @@ def download(path, local_dir=None, allow_empty=False, only=None):
             manifest = json.load(f)
     except (FileNotFoundError, ValueError):
         manifest = {}
-    with _clear_errors(path):
-        client = _client()
-        blobs = _list(client, path)
+    with clear_errors(path):
+        storage_client = client()
+        blobs = _list(storage_client, path)
         if only is not None:
             blobs = [blob for blob in blobs if only(blob.name[len(prefix):].lstrip("/"))]
         if not blobs and not allow_empty:
-            if client.lookup_bucket(bucket, **_call_settings()) is None:
+            if storage_client.lookup_bucket(bucket, **call_settings()) is None:
                 raise UserError(f"bucket {bucket!r} does not exist ({path}): check the name")
             raise UserError(f"no objects under {path}: check the path (gcloud storage ls {path})")
+        blobs = [blob for blob in blobs if os.path.basename(blob.name) != LOCK_FILE]
         for blob in blobs:
             if blob.name.endswith("/"):
                 continue  # a "folder" placeholder object
@@ -163,7 +165,7 @@ def download(path, local_dir=None, allow_empty=False, only=None):
                 continue
             os.makedirs(os.path.dirname(target), exist_ok=True)
             partial = target + ".download"
-            blob.download_to_filename(partial, **_call_settings())
+            blob.download_to_filename(partial, **call_settings())
             os.replace(partial, target)
             manifest[blob.name] = blob.generation
         # Objects deleted from the bucket since the last download leave the cache too.
@@ -184,9 +186,9 @@ def read_text(path):
     from google.api_core import exceptions
 
     bucket, name = split(path)
-    with _clear_errors(path):
+    with clear_errors(path):
         try:
-            return _client().bucket(bucket).blob(name).download_as_text(**_call_settings())
+            return client().bucket(bucket).blob(name).download_as_text(**call_settings())
         except exceptions.NotFound:
             return None  # a missing bucket is reported when the run's files are fetched
 
@@ -206,8 +208,8 @@ class Uploader:
         self.remote = remote
         self._uploaded = {}  # relative path -> (size, mtime_ns)
         self._lock = threading.Lock()
-        with _clear_errors(remote):
-            self._bucket = _client().bucket(self.bucket_name)
+        with clear_errors(remote):
+            self._bucket = client().bucket(self.bucket_name)
 
     def _object_name(self, relative):
         return f"{self.prefix}/{relative}" if self.prefix else relative
@@ -220,7 +222,7 @@ class Uploader:
                 path = os.path.join(root, name)
                 relative = os.path.relpath(path, self.local_dir).replace(os.sep, "/")
                 parts = relative.split("/")
-                if (is_temporary(path) or name == MANIFEST or name.endswith(".download")
+                if (is_temporary(path) or name in (MANIFEST, LOCK_FILE) or name.endswith(".download")
                         or any(p.endswith((".tmp", ".old")) for p in parts[:-1])
                         or (include is not None and parts[0] not in include)):
                     continue  # unfinished writes: a temporary file or a staged SavedModel
@@ -245,16 +247,16 @@ class Uploader:
         """Uploads what changed and deletes what was removed; returns the files now in sync."""
         from google.api_core import exceptions
 
-        with self._lock, _clear_errors(self.remote):
+        with self._lock, clear_errors(self.remote):
             present = self.local_files(include)
             for relative, stat in present.items():
                 if self._uploaded.get(relative) != stat:
                     path = os.path.join(self.local_dir, relative)
-                    self._bucket.blob(self._object_name(relative)).upload_from_filename(path, **_call_settings())
+                    self._bucket.blob(self._object_name(relative)).upload_from_filename(path, **call_settings())
                     self._uploaded[relative] = stat
             for relative in set(self._uploaded) - set(present):
                 try:
-                    self._bucket.blob(self._object_name(relative)).delete(**_call_settings())
+                    self._bucket.blob(self._object_name(relative)).delete(**call_settings())
                 except exceptions.NotFound:
                     pass  # already gone: a retried delete whose first try had succeeded
                 del self._uploaded[relative]

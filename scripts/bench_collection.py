@@ -29,9 +29,9 @@ from rlkit.data_generators.batch_env import FrameStack  # noqa: E402
 from rlkit.data_generators.experience import collect_experience  # noqa: E402
 from rlkit.data_generators.make_env import make_batch_env  # noqa: E402
 from rlkit.hparams import create_hparams  # noqa: E402
-from rlkit.rl.learner import build_learner  # noqa: E402
-from rlkit.rl.rollout import collect_rollout  # noqa: E402
-from rlkit.rl.workers import start_workers  # noqa: E402
+from rlkit.rl.learners.learner import build_learner  # noqa: E402
+from rlkit.rl.loops.rollout import collect_rollout  # noqa: E402
+from rlkit.rl.loops.workers import start_workers  # noqa: E402
 
 flags.DEFINE_string("game", "pong", "The game.")
 flags.DEFINE_integer("num_envs", 16, "Real envs in all (rlmb_base's real_num_envs).")

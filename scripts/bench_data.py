@@ -4,7 +4,7 @@ window dataset, at growing data sizes, next to what the consumers need.
     python scripts/bench_data.py --data_dirs=DIR_20K,DIR_100K,DIR_1M [--baseline_max_steps=100000]
 
 Each DIR is the output dir of a collection, e.g.
-    python -m rlkit.data_generators.collect --hparams_set=collect_random \\
+    python -m rlkit.rl.collect --hparams_set=collect_random \\
         --hparams=game=pong,num_agent_steps=1000000,num_envs=16 --output_dir=/work/bench_data/pong_1000000
 
 Every measurement runs in a fresh process, so peak RSS (VmHWM) is its own; "above TF" subtracts

@@ -29,8 +29,8 @@ from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import make_batch_env
 from rlkit.data_generators.replay import ReplayMemory
 from rlkit.hparams import create_hparams
-from rlkit.rl.learner import build_learner
-from rlkit.rl.off_policy import train_off_policy
+from rlkit.rl.learners.learner import build_learner
+from rlkit.rl.loops.off_policy import train_off_policy
 
 
 def bench_hparams(epsilon):

@@ -19,8 +19,8 @@ import tensorflow as tf
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import make_batch_env
 from rlkit.hparams import create_hparams
-from rlkit.rl.learner import build_learner
-from rlkit.rl.rollout import collect_rollout
+from rlkit.rl.learners.learner import build_learner
+from rlkit.rl.loops.rollout import collect_rollout
 
 HPARAMS = create_hparams("rlmf_nature", "game=pong,num_envs=8")
 

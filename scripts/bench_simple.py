@@ -27,7 +27,7 @@ from rlkit.data_generators.experience import collect_experience
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.hparams import create_hparams
 from rlkit.models.registry import get_model
-from rlkit.rl.simulated_env import SimulatedBatchEnv
+from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
 
 SETS = ["next_frame_basic_stochastic_discrete_tiny", "next_frame_basic_stochastic_discrete"]
 NUM_ENVS = 16

@@ -37,10 +37,10 @@ def main():
 
     from rlkit.data_generators.batch_env import FrameStack
     from rlkit.data_generators.frame_store import FrameStore
-    from rlkit.rl.learner import build_learner
-    from rlkit.rl.on_policy import train_on_policy
-    from rlkit.rl.simulated_env import SimulatedBatchEnv
-    from rlkit.rl.world_model_training import load_loop_run
+    from rlkit.rl.learners.learner import build_learner
+    from rlkit.rl.loops.on_policy import train_on_policy
+    from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
+    from rlkit.rl.loops.world_model_training import load_loop_run
 
     hparams, action_space, meanings, model, store = load_loop_run(args.run)
     env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, action_space, meanings,

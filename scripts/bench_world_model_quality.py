@@ -33,8 +33,8 @@ from rlkit.data_generators.make_env import frame_shape, make_batch_env
 from rlkit.hparams import create_hparams
 from rlkit.hparams.registry import apply_overrides
 from rlkit.models.world_model import imagine
-from rlkit.rl.evaluation import reward_accuracies
-from rlkit.rl.world_model_training import window_input_fn, world_model_estimator
+from rlkit.rl.loops.evaluation import reward_accuracies
+from rlkit.rl.loops.world_model_training import window_input_fn, world_model_estimator
 
 HORIZONS = (1, 12, 50)
 REWARD_HORIZONS = (12, 50)

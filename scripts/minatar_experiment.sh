@@ -5,7 +5,7 @@
 # and finished runs are skipped. Then the table and the plots:
 #
 #   bash scripts/minatar_experiment.sh RUNS [GAME ...]     # GAMEs default to all five
-#   python scripts/minatar_results.py --runs=RUNS --docs=docs
+#   python -m rlkit.rl.analysis.minatar_results --runs=RUNS --docs=docs
 #
 # Seeds: 3 on Breakout and Freeway, 1 on the others (SEEDS_<game> overrides, e.g. SEEDS_seaquest="0 1").
 # ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=simple the SimPLe rows.

@@ -126,5 +126,5 @@ def bucket(gcs_emulator, tmp_path, monkeypatch):
     monkeypatch.setenv("RLKIT_CACHE_DIR", str(tmp_path / "cache"))
     from rlkit import gcs
 
-    client = gcs._client()
+    client = gcs.client()
     return client.lookup_bucket(BUCKET) or client.create_bucket(BUCKET)

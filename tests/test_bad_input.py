@@ -30,7 +30,7 @@ from rlkit.hparams.hparam import HParams
 LOOP = "rlkit.rl.trainer_model_based"
 MODEL_FREE = "rlkit.rl.trainer_model_free"
 WORLD_MODEL = "rlkit.rl.trainer_world_model"
-COLLECT = "rlkit.data_generators.collect"
+COLLECT = "rlkit.rl.collect"
 EVALUATOR = "rlkit.rl.evaluator"
 PLAYER = "rlkit.rl.player"
 RLMB_TINY = "--loop_hparams_set=rlmb_tiny"
@@ -70,6 +70,8 @@ def run_with_env(module, *args, env=None):
      ["frames of 20x84 are too small for policy_network='nature_cnn'"]),
     (WORLD_MODEL, [RLMB_TINY, "--data_dir=/nonexistent"], ["not a world-model set"]),
     (COLLECT, ["--hparams_set=collect_random_tiny", "--hparams=max_num_noops=-1"], ["'max_num_noops' = -1"]),
+    (LOOP, ["--loop_hparams_set=rssm_tiny"], ["not a SimPLe loop set"]),
+    (MODEL_FREE, ["--hparams_set=next_frame_basic_deterministic"], ["not a model-free training set"]),
 ])
 def test_bad_hparams_get_one_line_and_write_nothing(module, args, fragments, tmp_path):
     out = tmp_path / "run"

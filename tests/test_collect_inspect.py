@@ -9,7 +9,7 @@ TINY = ["--hparams_set=collect_random_tiny"]
 
 def test_collect_then_inspect_real_pong(cli, tmp_path):
     out = str(tmp_path / "run")
-    result = cli("rlkit.data_generators.collect", *TINY, f"--output_dir={out}")
+    result = cli("rlkit.rl.collect", *TINY, f"--output_dir={out}")
     assert result.returncode == 0, result.stderr
     assert "400/400 steps (100%)" in result.stderr and "steps/s" in result.stderr
     saved = json.load(open(os.path.join(out, "hparams.json")))
@@ -20,7 +20,7 @@ def test_collect_then_inspect_real_pong(cli, tmp_path):
     assert storage.load_shard(shards[0])["frames"].shape == (2, 50, 105, 80, 3)
 
     png_dir = str(tmp_path / "png")
-    report = cli("rlkit.data_generators.inspect", os.path.join(out, "data"), f"--export_png={png_dir}")
+    report = cli("rlkit.rl.inspect", os.path.join(out, "data"), f"--export_png={png_dir}")
     assert report.returncode == 0, report.stderr
     assert "shards: 4 read, 0 unreadable" in report.stdout
     assert "frames: 400" in report.stdout
@@ -37,20 +37,20 @@ def test_collect_then_inspect_real_pong(cli, tmp_path):
 def test_rerun_resumes_and_other_hparams_are_refused(cli, tmp_path):
     out = str(tmp_path / "run")
     args = [*TINY, "--hparams=num_agent_steps=200", f"--output_dir={out}"]
-    assert cli("rlkit.data_generators.collect", *args).returncode == 0
+    assert cli("rlkit.rl.collect", *args).returncode == 0
     first = storage.list_shards(os.path.join(out, "data"))
     # Same command again: the work is done, nothing is rewritten.
     mtimes = [os.path.getmtime(p) for p in first]
-    again = cli("rlkit.data_generators.collect", *args)
+    again = cli("rlkit.rl.collect", *args)
     assert again.returncode == 0 and "already stored" in again.stderr
     assert [os.path.getmtime(p) for p in first] == mtimes
     # A killed run lost its last shard: rerunning writes only what is missing.
     os.remove(first[-1])
-    assert cli("rlkit.data_generators.collect", *args).returncode == 0
+    assert cli("rlkit.rl.collect", *args).returncode == 0
     assert len(storage.list_shards(os.path.join(out, "data"))) == len(first)
     # Other hparams in the same dir: refused, the saved config untouched.
     before = open(os.path.join(out, "hparams.json")).read()
-    refused = cli("rlkit.data_generators.collect", *TINY, "--hparams=num_agent_steps=300",
+    refused = cli("rlkit.rl.collect", *TINY, "--hparams=num_agent_steps=300",
                   f"--output_dir={out}")
     assert_one_line_error(refused, "holds a run with other hparams", "num_agent_steps")
     assert open(os.path.join(out, "hparams.json")).read() == before
@@ -58,7 +58,7 @@ def test_rerun_resumes_and_other_hparams_are_refused(cli, tmp_path):
 
 def test_gin_swaps_in_gymnasium_wrappers(cli, tmp_path):
     out = str(tmp_path / "run")
-    result = cli("rlkit.data_generators.collect", *TINY, "--hparams=num_agent_steps=100",
+    result = cli("rlkit.rl.collect", *TINY, "--hparams=num_agent_steps=100",
                  f"--output_dir={out}",
                  "--gin_bindings=make_batch_env.gym_wrappers=[@gym.wrappers.TimeLimit]",
                  "--gin_bindings=TimeLimit.max_episode_steps=20")
@@ -71,7 +71,7 @@ def test_gin_swaps_in_gymnasium_wrappers(cli, tmp_path):
 
 def test_bad_input_gets_one_line(cli, tmp_path):
     out = str(tmp_path / "run")
-    collect = "rlkit.data_generators.collect"
+    collect = "rlkit.rl.collect"
     assert_one_line_error(cli(collect, "--hparams_set=collect_randm", f"--output_dir={out}"),
                           "unknown hparams set 'collect_randm'", "collect_random")
     assert_one_line_error(cli(collect, *TINY, "--hparams=num_envs=two", f"--output_dir={out}"),
@@ -86,13 +86,13 @@ def test_bad_input_gets_one_line(cli, tmp_path):
     assert_one_line_error(cli(collect, *TINY, f"--output_dir={out}", "--gin_files=missing.gin"),
                           "gin file 'missing.gin' does not exist")
     assert_one_line_error(cli(collect, *TINY), "no output dir given")
-    assert_one_line_error(cli("rlkit.data_generators.inspect", str(tmp_path / "nothing")),
+    assert_one_line_error(cli("rlkit.rl.inspect", str(tmp_path / "nothing")),
                           "does not exist")
     os.makedirs(tmp_path / "empty")
-    assert_one_line_error(cli("rlkit.data_generators.inspect", str(tmp_path / "empty")), "holds no shards")
+    assert_one_line_error(cli("rlkit.rl.inspect", str(tmp_path / "empty")), "holds no shards")
 
 
 def test_helpfull_lists_every_flag(cli):
-    result = cli("rlkit.data_generators.collect", "--helpfull")  # absl exits 1 after help
+    result = cli("rlkit.rl.collect", "--helpfull")  # absl exits 1 after help
     for flag in ("--hparams_set", "--hparams", "--output_dir", "--gin_files", "--gin_bindings", "--seed"):
         assert flag in result.stdout, flag

@@ -134,7 +134,7 @@ def test_episodic_life_ends_the_episode_at_each_lost_life_and_the_game_goes_on()
 
 
 def test_evaluation_plays_whole_games_when_training_ends_episodes_at_lost_lives():
-    from rlkit.rl import evaluation
+    from rlkit.rl.loops import evaluation
     hparams = create_hparams("rlmf_dqn_nature", "game=breakout,eval_batch_size=1,eval_step_limit=4500,"
                              "eval_max_num_noops=0")
     assert hparams.episodic_life

@@ -94,12 +94,12 @@ def test_refused_access_gets_one_line(status, fragment, tmp_path, monkeypatch):
 
 
 def test_a_command_writes_its_output_dir_to_a_bucket(bucket):
-    result = run_module("rlkit.data_generators.collect", "--hparams_set=collect_random_tiny",
+    result = run_module("rlkit.rl.collect", "--hparams_set=collect_random_tiny",
                         f"--output_dir=gs://{BUCKET}/collect")
     assert result.returncode == 0, result.stderr[-3000:]
     names = {b.name for b in bucket.client.list_blobs(BUCKET, prefix="collect/")}
     assert {"collect/hparams.json", "collect/data/epoch_000/shard_00000.npz"} <= names
     assert sum(name.endswith(".npz") for name in names) == 4
-    again = run_module("rlkit.data_generators.collect", "--hparams_set=collect_random_tiny",
+    again = run_module("rlkit.rl.collect", "--hparams_set=collect_random_tiny",
                        f"--output_dir=gs://{BUCKET}/collect")
     assert again.returncode == 0 and "already stored" in again.stderr  # resumed from the bucket

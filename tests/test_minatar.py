@@ -20,8 +20,8 @@ from rlkit.data_generators.make_env import check_game, frame_shape, make_batch_e
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
 from rlkit.models.world_model import imagine, likeliest_frames, pixel_classes
-from rlkit.rl.simulated_env import SimulatedBatchEnv
-from rlkit.rl.world_model_training import load_world_model
+from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
+from rlkit.rl.loops.world_model_training import load_world_model
 from rlkit.video import CHANNEL_COLOURS, display_frame, to_rgb
 
 LOOP = "rlkit.rl.trainer_model_based"
@@ -157,10 +157,10 @@ def test_the_world_models_env_ends_episodes_where_the_model_says(minatar_run):
 
 
 def test_check_model_drift_counts_each_object_of_the_runs_frames(minatar_run):
-    """scripts/check_model_drift.py on the tiny MinAtar run: a row per step and the other-action
+    """rlkit/rl/analysis/check_model_drift.py on the tiny MinAtar run: a row per step and the other-action
     row, per channel named by its object; Breakout always has one paddle, ball and trail cell."""
-    script = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "check_model_drift.py")
-    result = subprocess.run([sys.executable, script, f"--run={minatar_run}", "--horizon=2", "--rollouts=8"],
+    result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.check_model_drift",
+                             f"--run={minatar_run}", "--horizon=2", "--rollouts=8"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [line for line in result.stdout.splitlines() if line]
@@ -178,7 +178,7 @@ def test_check_model_drift_counts_each_object_of_the_runs_frames(minatar_run):
 
 
 def test_a_minatar_run_exports_colour_pngs_and_plays_and_records(minatar_run, tmp_path):
-    result = run_module("rlkit.data_generators.inspect", os.path.join(minatar_run, "data"),
+    result = run_module("rlkit.rl.inspect", os.path.join(minatar_run, "data"),
                         f"--export_png={tmp_path / 'png'}")
     assert result.returncode == 0, result.stderr[-3000:]
     image = cv2.imread(str(tmp_path / "png" / "episode_0" / "frame_00000.png"))

@@ -10,8 +10,8 @@ from conftest import assert_one_line_error, run_module
 from rlkit.data_generators.atari import AtariBatchEnv
 from rlkit.hparams import create_hparams
 from rlkit.rl.player import Player, action_for, play
-from rlkit.rl.policy_export import find_policies, load_policy
-from rlkit.rl.world_model_training import load_world_model
+from rlkit.rl.learners.policy_export import find_policies, load_policy
+from rlkit.rl.loops.world_model_training import load_world_model
 
 PLAYER = "rlkit.rl.player"
 ZOOM = 2

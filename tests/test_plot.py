@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import BUCKET, assert_one_line_error, run_module
-from rlkit.rl import plot
+from rlkit.rl.experiments import curves
 
 PLOT = "rlkit.rl.plot"
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_clipped"
@@ -26,17 +26,17 @@ def test_runs_of_one_name_become_one_curve_with_mean_and_band(tmp_path):
     write_run(str(tmp_path / "simple_s1"), [100, 200, 300], [3.0, 4.0, 8.0])
     write_run(str(tmp_path / "simple_s2"), [100, 250], [2.0, 5.0])  # other steps, stopped earlier
     write_run(str(tmp_path / "ppo_seed0"), [100, 200], [0.0, -1.0])
-    runs = plot.expand_runs([str(tmp_path / "simple_s*"), str(tmp_path / "ppo_seed0")])
-    curves, x_label = plot.curves(runs, TAG)
-    assert list(curves) == ["simple", "ppo"] and x_label == "real env steps"
-    steps, mean, low, high, count = curves["simple"]
+    runs = curves.expand_runs([str(tmp_path / "simple_s*"), str(tmp_path / "ppo_seed0")])
+    drawn, x_label = curves.curves(runs, TAG)
+    assert list(drawn) == ["simple", "ppo"] and x_label == "real env steps"
+    steps, mean, low, high, count = drawn["simple"]
     assert count == 3
     np.testing.assert_array_equal(steps, [100, 200, 250])  # up to where every run reached
     # At step 200, s2 is interpolated between (100, 2) and (250, 5): 4.
     np.testing.assert_allclose(mean, [(1 + 3 + 2) / 3, (2 + 4 + 4) / 3, (2.5 + 6 + 5) / 3])
     np.testing.assert_allclose(low, [1, 2, 2.5])
     np.testing.assert_allclose(high, [3, 4, 6])
-    assert curves["ppo"][4] == 1
+    assert drawn["ppo"][4] == 1
 
 
 def test_the_command_draws_a_tiny_runs_curves(rlmb_tiny_run, tmp_path):
@@ -94,9 +94,9 @@ def test_a_one_point_baseline_is_a_horizontal_line_on_a_log_axis(tmp_path):
     write_run(str(tmp_path / "ppo_1m_s0"), [20_480, 1_003_520], [0.2, 9.0], subdir="eval")
     write_run(str(tmp_path / "random_s0"), [0], [0.3])  # the evaluator's random agent
     write_run(str(tmp_path / "random_s1"), [0], [0.5])
-    runs = plot.expand_runs([str(tmp_path / name) for name in ("simple_s0", "ppo_1m_s0", "random_s*")])
-    curves, _ = plot.curves(runs, TAG)
-    lines = plot.draw(curves, TAG, str(tmp_path / "figure.png"), xscale="log", ylim=(-1, 10))
+    runs = curves.expand_runs([str(tmp_path / name) for name in ("simple_s0", "ppo_1m_s0", "random_s*")])
+    drawn, _ = curves.curves(runs, TAG)
+    lines = curves.draw(drawn, TAG, str(tmp_path / "figure.png"), xscale="log", ylim=(-1, 10))
     assert (tmp_path / "figure.png").read_bytes().startswith(PNG_SIGNATURE)
     assert lines["simple (1 run)"].axes.get_ylim() == (-1, 10)
     baseline = lines["random (2 runs)"]

@@ -12,13 +12,13 @@ import tensorflow as tf
 
 from conftest import assert_one_line_error
 from rlkit.hparams import create_hparams
-from rlkit.rl.lab import dev_version
-from rlkit.rl.plot import read_scalar
-from rlkit.rl.policy_gradient import policy_gradient_loss, reinforce, returns_and_advantages
-from rlkit.rl.returns import discounted_returns
-from rlkit.rl.rollout import Rollout
-from rlkit.rl.session_graphs import summarize
-from rlkit.rl.trainer_model_free import train
+from rlkit.rl.experiments.runs import dev_version
+from rlkit.rl.experiments.curves import read_scalar
+from rlkit.rl.learners.policy_gradient import policy_gradient_loss, reinforce, returns_and_advantages
+from rlkit.rl.learners.returns import discounted_returns
+from rlkit.rl.loops.rollout import Rollout
+from rlkit.rl.experiments.session_graphs import summarize
+from rlkit.rl.loops.model_free import train
 
 LAB = "rlkit.rl.lab"
 GREEDY_RETURN = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"

@@ -3,11 +3,11 @@ import pytest
 import tensorflow as tf
 
 from rlkit.hparams import create_hparams
-from rlkit.rl.policy_export import policy_distribution
-from rlkit.rl.ppo import ppo_loss
-from rlkit.rl.returns import gae
-from rlkit.rl.schedules import learning_rate_at
-from rlkit.rl.trainer_model_free import train
+from rlkit.rl.learners.policy_export import policy_distribution
+from rlkit.rl.learners.ppo import ppo_loss
+from rlkit.rl.learners.returns import gae
+from rlkit.rl.learners.schedules import learning_rate_at
+from rlkit.rl.loops.model_free import train
 
 
 def test_gae_matches_a_hand_computed_example():

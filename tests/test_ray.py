@@ -17,10 +17,10 @@ from rlkit.data_generators import storage
 from rlkit.data_generators.experience import collect_experience
 from rlkit.data_generators.make_env import make_batch_env
 from rlkit.hparams import create_hparams
-from rlkit.rl import evaluation
-from rlkit.rl.benchmark import human_normalized
-from rlkit.rl.learner import build_learner
-from rlkit.rl.workers import split_envs, start_workers
+from rlkit.rl.loops import evaluation
+from rlkit.rl.experiments.benchmark import human_normalized
+from rlkit.rl.learners.learner import build_learner
+from rlkit.rl.loops.workers import split_envs, start_workers
 
 ray = pytest.importorskip("ray")
 LAB = "rlkit.rl.lab"
@@ -156,7 +156,7 @@ def test_two_actors_collect_the_shards_one_process_would(local_ray, tmp_path):
 
 
 def test_a_trainer_with_actors_trains_and_evaluates_as_without(local_ray, tmp_path):
-    from rlkit.rl.trainer_model_free import train
+    from rlkit.rl.loops.model_free import train
 
     result = train(create_hparams("rlmf_cartpole", "num_env_steps=512,eval_every_iterations=2,eval_batch_size=3,"
                                   "real_num_workers=2"), str(tmp_path / "run"), seed=0)

@@ -103,7 +103,7 @@ def test_every_registered_set_builds_and_round_trips(name):
 
 def test_the_learner_registry_says_which_learners_learn_from_replay():
     """The loop's checks ask this before any learner is built (so before TensorFlow builds a network)."""
-    from rlkit.rl.learner import learns_from_replay
+    from rlkit.rl.learners.learner import learns_from_replay
     answers = {}
     for name in list_hparams():
         hparams = create_hparams(name)

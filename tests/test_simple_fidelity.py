@@ -10,8 +10,8 @@ import tensorflow as tf
 from rlkit.hparams import create_hparams
 from rlkit.models.optimizers import WarmupSchedule, world_model_optimizer
 from rlkit.models.registry import get_model
-from rlkit.rl.evaluation import reward_accuracies
-from rlkit.rl.trainer_model_based import ppo_iterations_factor, simulated_iterations_target, world_model_target
+from rlkit.rl.loops.evaluation import reward_accuracies
+from rlkit.rl.loops.simple import ppo_iterations_factor, simulated_iterations_target, world_model_target
 
 # The original's values, by rlkit's names (its names in comments where they differ).
 STOCHASTIC_DISCRETE = dict(

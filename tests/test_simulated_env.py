@@ -9,9 +9,9 @@ from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.hparams import create_hparams
 from rlkit.models.registry import get_model
-from rlkit.rl.ppo import PPOLearner
-from rlkit.rl.rollout import collect_rollout
-from rlkit.rl.simulated_env import SimulatedBatchEnv
+from rlkit.rl.learners.ppo import PPOLearner
+from rlkit.rl.loops.rollout import collect_rollout
+from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from conftest import RLMB_TINY_RUN_FLAGS, assert_one_line_error, run_module
 from rlkit.data_generators import storage
 from rlkit.hparams import create_hparams
-from rlkit.rl.trainer_model_based import simulated_iterations_target, steps_per_collection, train, world_model_target
+from rlkit.rl.loops.simple import simulated_iterations_target, steps_per_collection, train, world_model_target
 
 LOOP = "rlkit.rl.trainer_model_based"
 TINY = "--loop_hparams_set=rlmb_tiny"
@@ -209,11 +209,11 @@ def test_hparams_flags_and_dotted_overrides_reach_the_components(tiny_run):
 
 
 def test_check_rewards_reports_the_world_models_rewards_on_a_runs_data(tiny_run):
-    """scripts/check_rewards.py on the tiny loop run: its counts agree with the stored data."""
+    """rlkit/rl/analysis/check_rewards.py on the tiny loop run: its counts agree with the stored data."""
     run_dir, _ = tiny_run
-    script = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "check_rewards.py")
-    result = subprocess.run([sys.executable, script, f"--run={run_dir}", "--random_steps=64"], capture_output=True,
-                            text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.check_rewards",
+                             f"--run={run_dir}", "--random_steps=64"],
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     stored = sum(storage.stored_steps(os.path.join(run_dir, "data"), e) for e in range(10))
@@ -232,11 +232,11 @@ def test_check_rewards_reports_the_world_models_rewards_on_a_runs_data(tiny_run)
 
 
 def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_with_each_reward(tiny_run):
-    """scripts/check_simulated_reward.py on the tiny loop run: a line per kind of simulated
+    """rlkit/rl/analysis/check_simulated_reward.py on the tiny loop run: a line per kind of simulated
     reward, the expected one handing out non-zero rewards on every rollout."""
     run_dir, _ = tiny_run
-    script = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "check_simulated_reward.py")
-    result = subprocess.run([sys.executable, script, f"--run={run_dir}", "--iterations=2", "--seeds=0"],
+    result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.check_simulated_reward",
+                             f"--run={run_dir}", "--iterations=2", "--seeds=0"],
                             capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
@@ -249,7 +249,7 @@ def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_wit
 
 
 def test_results_script_archives_a_loop_run_and_tables_its_epochs(tiny_run, tmp_path):
-    """scripts/minatar_results.py --pong_runs on the tiny loop run (named as the Pong run): the
+    """rlkit/rl/analysis/minatar_results.py --pong_runs on the tiny loop run (named as the Pong run): the
     run's evaluation record is archived and docs/results.md gets one table row per epoch."""
     run_dir, _ = tiny_run
     runs, docs = tmp_path / "pong", tmp_path / "docs"
@@ -258,9 +258,9 @@ def test_results_script_archives_a_loop_run_and_tables_its_epochs(tiny_run, tmp_
     (docs / "results").mkdir(parents=True)
     (docs / "results.md").write_text("<!-- results:begin -->\n<!-- results:end -->\nPong:\n"
                                      "<!-- pong:begin -->\nold\n<!-- pong:end -->\nend\n")
-    script = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "minatar_results.py")
-    result = subprocess.run([sys.executable, script, f"--pong_runs={runs}", f"--docs={docs}"], capture_output=True,
-                            text=True, timeout=180)
+    result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.minatar_results",
+                             f"--pong_runs={runs}", f"--docs={docs}"],
+                            capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr[-3000:]
     archived = docs / "results" / "runs" / "pong" / "simple_pong_cpu_s0"
     epochs = sorted(os.listdir(os.path.join(run_dir, "eval_metrics")))

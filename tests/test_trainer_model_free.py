@@ -16,7 +16,7 @@ from conftest import assert_one_line_error
 from rlkit import cli as cli_module
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
-from rlkit.rl.trainer_model_free import train
+from rlkit.rl.loops.model_free import train
 
 TRAINER = "rlkit.rl.trainer_model_free"
 TINY = ["--hparams_set=rlmf_tiny"]
@@ -141,7 +141,7 @@ def test_bad_input_gets_one_line_and_keeps_what_exists(cli, tmp_path):
 def test_resume_reads_the_saved_hparams_not_the_registry(cli, tmp_path, monkeypatch):
     """A run keeps resuming after the registered set it came from changed in code."""
     from rlkit.hparams import registry
-    from rlkit.rl import trainer_model_free
+    from rlkit.rl.loops import model_free
 
     out = str(tmp_path / "run")
     args = [*TINY, "--hparams=num_env_steps=64,ppo.learning_rate=3e-4", f"--output_dir={out}"]
@@ -161,7 +161,7 @@ def test_resume_reads_the_saved_hparams_not_the_registry(cli, tmp_path, monkeypa
     assert registry.get_hparams("rlmf_tiny").ppo.gamma == 0.5
     hparams = cli_module.run_hparams(out, "rlmf_tiny", True, "num_env_steps=64,ppo.learning_rate=3e-4")
     assert hparams.values() == saved and "new_knob" not in hparams
-    result = trainer_model_free.train(hparams, out, seed=0)  # resumes: nothing left to do
+    result = model_free.train(hparams, out, seed=0)  # resumes: nothing left to do
     assert result["env_steps"] == 64
     # Asking the saved run for other values is refused, naming the value.
     with pytest.raises(UserError, match="other hparams.*num_env_steps"):

@@ -2,7 +2,7 @@
 
 Used by the `collect` command (random policy) and by the model-based loop (its current policy).
 The steps come from an `EnvSteps` (a batched env in this process) or, in the loop with
-real_num_workers > 0, from Ray actors (`rlkit.rl.workers`): the shards are the same either way.
+real_num_workers > 0, from Ray actors (`rlkit.rl.loops.workers`): the shards are the same either way.
 """
 
 import numpy as np

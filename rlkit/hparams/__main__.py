@@ -8,9 +8,15 @@
 
 from absl import flags
 
-from rlkit import cli
-from rlkit.errors import UserError
-from rlkit.hparams import create_hparams, describe_hparams, describe_ranges, get_ranges, list_hparams, list_ranges
+from rlkit.errors import UserError, run_command
+from rlkit.hparams import (
+    create_hparams,
+    describe_hparams,
+    describe_ranges,
+    get_ranges,
+    list_hparams,
+    list_ranges,
+)
 
 flags.DEFINE_bool("list", False, "Print the registered hparam sets.")
 flags.DEFINE_string("show", None, "Print the resolved values of this set.")
@@ -43,4 +49,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    run_command(main)

@@ -8,7 +8,7 @@ what is allowed:
 
 Names that pick a registered component (`base_algo`, `model`, `policy_network`) and `game` are
 checked against their registries and the env by the commands before anything is written
-(`rlkit.rl.learner.check_learner`, `rlkit.data_generators.make_env.check_game`). Every name in
+(`rlkit.rl.learners.learner.check_learner`, `rlkit.data_generators.make_env.check_game`). Every name in
 rlkit's registered sets has a rule here; tests/test_bad_input.py holds them to it.
 """
 
@@ -58,7 +58,7 @@ def non_empty(value):
     return None if value.strip() else "a non-empty name"
 
 
-# The world models' schedules (rlkit.models.optimizers.SCHEDULES) and PPO's (rlkit.rl.schedules).
+# The world models' schedules (rlkit.models.optimizers.SCHEDULES) and PPO's (rlkit.rl.learners.schedules).
 WORLD_MODEL_SCHEDULES = ("constant", "linear_warmup", "linear_warmup_rsqrt_decay")
 PPO_SCHEDULES = ("constant", "linear")
 
@@ -113,6 +113,14 @@ RULES = {
     "discretize_warmup_steps": non_negative, "latent_rnn_warmup_steps": non_negative,
     "latent_rnn_max_sampling": probability, "latent_use_max_probability": probability,
     "scheduled_sampling_steps": non_negative, "scheduled_sampling_max_prob": probability,
+    # DreamerV2's world model (rlkit.models.rssm)
+    "deter_size": positive, "stoch_groups": positive, "stoch_classes": positive, "encoder_depth": positive,
+    "encoder_kernels": non_empty_list_of(positive), "encoder_strides": non_empty_list_of(positive),
+    "decoder_kernels": list_of(positive), "head_units": positive, "head_layers": non_negative,
+    "kl_scale": non_negative, "kl_balance": probability, "free_nats": non_negative, "continue_scale": non_negative,
+    # and its actor-critic (rlkit.rl.learners.dreamer)
+    "actor_critic_units": positive, "actor_critic_layers": non_negative,
+    "actor_learning_rate": positive, "critic_learning_rate": positive, "horizon": positive, "return_lambda": discount,
 }
 
 

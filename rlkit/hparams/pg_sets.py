@@ -1,5 +1,5 @@
 """Policy-gradient learners' sets: REINFORCE's and A2C's values, held by model-free sets as
-`hparams.reinforce` or `hparams.a2c` (rlkit.rl.policy_gradient)."""
+`hparams.reinforce` or `hparams.a2c` (rlkit.rl.learners.policy_gradient)."""
 
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams

@@ -1,6 +1,6 @@
 """Model-free sets for `python -m rlkit.rl.trainer_model_free`: an env, a learner set, a budget.
 
-`base_algo` names the learner (rlkit.rl.learner); its values are the nested set of that name
+`base_algo` names the learner (rlkit.rl.learners.learner); its values are the nested set of that name
 (`hparams.ppo`), overridden with dotted names: `--hparams=ppo.learning_rate=1e-4`.
 """
 

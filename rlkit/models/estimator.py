@@ -10,8 +10,9 @@ A model is a `keras.Model` registered with `@register_model` whose builder takes
 resuming from the newest checkpoint in model_dir and counting a global step; `evaluate`
 returns averaged metrics and writes them to TensorBoard; `predict` yields predictions.
 `input_fn()` returns a `tf.data.Dataset` of feature dicts. Under mixed precision a model
-computes in float16 and casts to float32 for its losses. The optimizer is SimPLe's for world
-models (`optimizers.world_model_optimizer`): Adafactor on the hparams' learning_rate,
+computes in float16 and casts to float32 for its losses. The optimizer is the model's
+`make_optimizer()` where it defines one (DreamerV2's Adam), else SimPLe's for world models
+(`optimizers.world_model_optimizer`): Adafactor on the hparams' learning_rate,
 learning_rate_schedule and learning_rate_warmup_steps, clipped to clip_grad_norm.
 
 TensorBoard tags follow rlkit's vocabulary: `losses/NAME` for metrics named *loss,
@@ -46,8 +47,9 @@ class Estimator:
         self.save_checkpoints_steps = save_checkpoints_steps
         self.save_summary_steps = save_summary_steps
         self.model = self._build_model(model_name, hparams, model_args, mixed_precision)
-        with gin.config_scope(model_name):
-            optimizer = world_model_optimizer(hparams)
+        with gin.config_scope(model_name):  # the model's own optimizer where it has one (DreamerV2's Adam)
+            optimizer = (self.model.make_optimizer() if hasattr(self.model, "make_optimizer")
+                         else world_model_optimizer(hparams))
         self.optimizer = keras.optimizers.LossScaleOptimizer(optimizer) if mixed_precision else optimizer
         self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
         self._checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer,
@@ -80,9 +82,9 @@ class Estimator:
         self.model.loss_and_metrics(features, self.global_step, training=False)
         self.optimizer.build(self.model.trainable_variables)
         self._restored = True
-        if restore_latest(self._checkpoint, self._manager, f"model {self.model_name!r}"):
-            logging.info("Restored %s at global step %d", self._manager.latest_checkpoint,
-                         int(self.global_step))
+        restored = restore_latest(self._checkpoint, self._manager, f"model {self.model_name!r}")
+        if restored:
+            logging.info("Restored %s at global step %d", restored, int(self.global_step))
             return True
         return False
 

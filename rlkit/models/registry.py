@@ -3,7 +3,7 @@
 from rlkit.registry import Registry
 
 _MODELS = Registry("model", modules=("rlkit.models.next_frame", "rlkit.models.next_frame_sd",
-                                     "rlkit.models.policy_networks"))
+                                     "rlkit.models.policy_networks", "rlkit.models.rssm"))
 
 register_model = _MODELS.register
 get_model = _MODELS.get

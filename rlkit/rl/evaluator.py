@@ -21,10 +21,10 @@ import os
 from absl import flags, logging
 
 from rlkit import cli, gcs
-from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.experience import random_policy
+from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import frame_shape, pixel_values, spaces_of
-from rlkit.errors import UserError
+from rlkit.errors import UserError, run_command
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams.env_sets import add_eval_hparams
 from rlkit.video import episode_frames, write_mp4
@@ -52,10 +52,10 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
     """{label: results} for every policy evaluated (one label for the random agent), plus videos."""
     import tensorflow as tf
 
-    from rlkit.rl import evaluation
-    from rlkit.rl.policy_export import find_policies, load_policy
-    from rlkit.rl.simulated_env import SimulatedBatchEnv
-    from rlkit.rl.world_model_training import load_world_model
+    from rlkit.rl.learners.policy_export import find_policies, load_policy
+    from rlkit.rl.loops import evaluation
+    from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
+    from rlkit.rl.loops.world_model_training import load_world_model
 
     observation_space, action_space, _ = spaces_of(hparams)  # image frames, or a gymnasium env's vectors
     observation_shape = (hparams.frame_stack_size,) + observation_space.shape
@@ -138,13 +138,13 @@ def main(argv):
         data_epochs = [int(e) for e in FLAGS.data_epochs] if FLAGS.data_epochs else None
     except ValueError:
         raise UserError(f"--data_epochs={','.join(FLAGS.data_epochs)}: give data epoch numbers, e.g. 3 or 2,3") from None
-    with gcs.local_output(FLAGS.eval_metrics_dir) as eval_dir, \
+    with cli.locked_output(FLAGS.eval_metrics_dir) as eval_dir, \
             gcs.local_output(FLAGS.debug_video_path or "") as video_dir:
         summary = evaluate(hparams, FLAGS.mode, FLAGS.agent, policy_dir, wm_dir, data_dir, FLAGS.all_epochs,
                            FLAGS.num_debug_videos, video_dir, FLAGS.seed, data_epochs)
         import tensorflow as tf
 
-        from rlkit.rl import evaluation
+        from rlkit.rl.loops import evaluation
         from rlkit.summaries import write_summaries
 
         os.makedirs(eval_dir, exist_ok=True)
@@ -161,4 +161,4 @@ def main(argv):
 
 if __name__ == "__main__":
     define_flags()
-    cli.run(main)
+    run_command(main)

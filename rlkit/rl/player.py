@@ -27,15 +27,20 @@ import numpy as np
 from absl import flags, logging
 
 from rlkit import cli, gcs
-from rlkit.display import open_window, require_display
-from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.batch_env import FrameStack
-from rlkit.data_generators.make_env import (action_space_of, check_image_game, frame_shape, make_batch_env,
-                                            pixel_values)
-from rlkit.errors import UserError
+from rlkit.data_generators.frame_store import FrameStore
+from rlkit.data_generators.make_env import (
+    action_space_of,
+    check_image_game,
+    frame_shape,
+    make_batch_env,
+    pixel_values,
+)
+from rlkit.display import open_window, require_display
+from rlkit.errors import UserError, run_command
 from rlkit.models.world_model import imagine
-from rlkit.rl.policy_export import find_policies, load_policy
-from rlkit.rl.world_model_training import load_world_model
+from rlkit.rl.learners.policy_export import find_policies, load_policy
+from rlkit.rl.loops.world_model_training import load_world_model
 from rlkit.video import text_strip, with_header, write_mp4
 
 MODES = ("sim_and_real", "simulated", "real")
@@ -296,4 +301,4 @@ def main(argv):
 
 if __name__ == "__main__":
     define_flags()
-    cli.run(main)
+    run_command(main)

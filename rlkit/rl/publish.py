@@ -14,7 +14,7 @@ import os
 from absl import flags, logging
 
 from rlkit import cli, gcs
-from rlkit.errors import UserError
+from rlkit.errors import UserError, run_command
 
 PUBLISHED = ["hparams.json", "operative_config.gin", "command.txt", "policy", "world_model"]
 
@@ -42,4 +42,4 @@ def main(argv):
 
 if __name__ == "__main__":
     define_flags()
-    cli.run(main)
+    run_command(main)

@@ -1,123 +1,18 @@
-"""Trains a policy with a model-free learner (PPO) on a real environment.
+"""Trains a policy with a model-free learner (PPO, A2C, REINFORCE, DQN, NAF) on a real
+environment (the loop itself: `rlkit.rl.loops.model_free`).
 
     python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_base --hparams=game=pong --output_dir=DIR
 
-OUTPUT_DIR gets hparams.json, operative_config.gin, checkpoints/ (the last few), TensorBoard
-events in train/ and eval/, the final policy as a SavedModel in policy/ and the best evaluated
-one in policy/best, and for off-policy learners (DQN) the replay memory's shards in replay/.
-Rerunning the same command after the process was killed resumes from the last checkpoint, with
-the stored replay.
+OUTPUT_DIR gets hparams.json, checkpoints/, TensorBoard events in train/ and eval/ and the policy
+in policy/ (the best evaluated one in policy/best); rerunning the same command after a kill
+resumes from the last checkpoint.
 """
 
-import os
-
-from absl import flags, logging
+from absl import flags
 
 from rlkit import cli
-from rlkit.rl.learner import build_learner, check_learner
-from rlkit.rl.workers import check_workers
-
-
-def train(hparams, output_dir, seed, on_evaluation=None):
-    """Runs (or resumes) training as `hparams` describe; returns the last evaluation
-    ({eval grid cell: summary}) with the iterations and env steps done.
-
-    on_evaluation(env_steps, main return) hears of every evaluation (a search reports it to
-    Ray Tune). With real_num_workers > 0, Ray actors run the real envs (rlkit.rl.workers).
-
-    On-policy learners (PPO) train on rollouts (`train_on_policy`), off-policy ones (DQN) on
-    replay batches (`train_off_policy`, the replay memory in OUTPUT_DIR/replay). After each
-    evaluation the policy with the best return so far is exported to policy/best."""
-    # Imported here, not at the top: the command reports a mistake in its flags before
-    # TensorFlow loads (about 5 s).
-    import keras
-    import tensorflow as tf
-
-    from rlkit.checkpoints import restore_latest
-    from rlkit.data_generators.batch_env import FrameStack
-    from rlkit.data_generators.make_env import make_batch_env
-    from rlkit.data_generators.replay import ReplayMemory
-    from rlkit.rl import evaluation
-    from rlkit.rl.off_policy import train_off_policy
-    from rlkit.rl.on_policy import train_on_policy
-    from rlkit.rl.workers import start_workers
-    from rlkit.summaries import write_summaries
-
-    keras.utils.set_random_seed(seed)
-    env = make_batch_env(hparams, hparams.num_envs)
-    learner = build_learner(hparams, env.observation_space, env.action_space, seed)
-    # Ray actors for the real envs (real_num_workers > 0): the on-policy loop's rollouts and every
-    # evaluation; an off-policy learner's steps stay here, between its updates.
-    workers = start_workers(hparams, learner, hparams.num_envs, seed)
-    iterations = tf.Variable(0, dtype=tf.int64)
-    env_steps = tf.Variable(0, dtype=tf.int64)
-    best_return = tf.Variable(-float("inf"), dtype=tf.float64)
-    evaluated_steps = tf.Variable(-1, dtype=tf.int64)  # the env steps of the last evaluation
-    checkpoint = tf.train.Checkpoint(iteration=iterations, env_steps=env_steps, best_return=best_return,
-                                     evaluated_steps=evaluated_steps,
-                                     **learner.checkpointables())
-    manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, "checkpoints"),
-                                         max_to_keep=hparams.keep_checkpoints)
-    if restore_latest(checkpoint, manager, f"the {hparams.base_algo} learner", added_later=["evaluated_steps"]):
-        logging.info("Resumed from %s at iteration %d, %d env steps", manager.latest_checkpoint,
-                     int(iterations), int(env_steps))
-    cli.write_operative_config(output_dir)
-    eval_writer = tf.summary.create_file_writer(os.path.join(output_dir, "eval"))
-    train_writer = tf.summary.create_file_writer(os.path.join(output_dir, "train"))
-    policy_dir = os.path.join(output_dir, "policy")
-    last_eval = {}
-
-    def evaluate():
-        results, _ = evaluation.evaluate_policy(hparams, learner.act, seed, workers=workers)
-        write_summaries(eval_writer, int(env_steps), evaluation.policy_scalars(results))
-        last_eval.update(results)
-        evaluated_steps.assign(env_steps)
-        if evaluation.main_return(results) > float(best_return):
-            best_return.assign(evaluation.main_return(results))
-            learner.export(os.path.join(policy_dir, "best"))
-            logging.info("Best return so far (%.2f): policy exported to %s", float(best_return),
-                         os.path.join(policy_dir, "best"))
-        if on_evaluation is not None:
-            on_evaluation(int(env_steps), evaluation.main_return(results))
-
-    def save_checkpoint():
-        manager.save(checkpoint_number=int(env_steps) if learner.off_policy else int(iterations))
-
-    if learner.off_policy:
-        total_steps = hparams.num_env_steps
-        replay = ReplayMemory(os.path.join(output_dir, "replay"), env.num_envs, hparams.frame_stack_size,
-                              learner.hparams.replay_capacity, hparams.shard_steps, learner.hparams.n_step,
-                              env.clip_rewards, learner.hparams.prioritized, learner.hparams.priority_exponent)
-        logging.info("Replay memory: %d stored transitions", len(replay))
-
-        def after_step(steps):
-            if steps // hparams.eval_every_steps > (steps - env.num_envs) // hparams.eval_every_steps \
-                    or steps >= total_steps:
-                evaluate()
-        train_off_policy(learner, FrameStack(env, hparams.frame_stack_size), replay, env_steps, total_steps,
-                         total_steps, seed, train_writer, save_checkpoint=save_checkpoint, after_step=after_step,
-                         log_every_steps=hparams.log_every_steps)
-    else:
-        # Whole iterations within the budget: num_env_steps is never exceeded.
-        total_iterations = max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length))
-
-        def after_iteration(iteration, metrics):
-            if iteration % hparams.eval_every_iterations == 0 or iteration == total_iterations:
-                evaluate()
-        train_on_policy(learner, FrameStack(env, hparams.frame_stack_size), iterations, env_steps, total_iterations,
-                        total_iterations, seed, train_writer, save_checkpoint=save_checkpoint,
-                        checkpoint_every=hparams.checkpoint_every_iterations, after_iteration=after_iteration,
-                        workers=workers)
-    if int(evaluated_steps) < int(env_steps):  # killed between the last checkpoint and its evaluation
-        evaluate()
-    save_checkpoint()  # with the last evaluation recorded: a rerun of the finished run evaluates nothing again
-    learner.export(policy_dir)
-    env.close()
-    if workers is not None:
-        workers.close()
-    logging.info("Done: %d env steps; policy exported to %s (best: %s)", int(env_steps), policy_dir,
-                 os.path.join(policy_dir, "best"))
-    return dict(eval=last_eval, iterations=int(iterations), env_steps=int(env_steps))
+from rlkit.errors import run_command
+from rlkit.rl.loops.model_free import check_names, train
 
 
 def define_flags():
@@ -128,12 +23,6 @@ def define_flags():
 FLAGS = flags.FLAGS
 
 
-def check_names(hparams):
-    """What can be checked before anything is written: the learner, and Ray where workers are asked for."""
-    check_workers(hparams, hparams.num_envs)
-    check_learner(hparams)
-
-
 def main(argv):
     del argv
     with cli.start_run(FLAGS, check=check_names) as (hparams, output_dir):
@@ -142,4 +31,4 @@ def main(argv):
 
 if __name__ == "__main__":
     define_flags()
-    cli.run(main)
+    run_command(main)

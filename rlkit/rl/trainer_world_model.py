@@ -11,27 +11,13 @@ next to the real frames. Rerunning the same command resumes from the newest chec
 """
 
 
-from absl import flags, logging
+from absl import flags
 
 from rlkit import cli, gcs
 from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
-from rlkit.data_generators.make_env import action_space_of, pixel_values
-from rlkit.errors import UserError
+from rlkit.errors import UserError, run_command
 from rlkit.models.registry import get_model
-
-ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
-
-
-def actions_and_pixel_values_of(data_dir):
-    """(actions, values per channel) of the game that the run which collected `data_dir` names
-    in its hparams.json (ALE's full action set and 256 values when the data has no run next to it)."""
-    run = cli.find_saved_hparams(data_dir)
-    if run is None or "game" not in run:
-        logging.info("No run hparams next to %s: the world model takes ALE's %d actions", data_dir,
-                     ALE_FULL_ACTION_SET)
-        return ALE_FULL_ACTION_SET, 256
-    return int(action_space_of(run)[0].n), pixel_values(run)
 
 
 def define_flags():
@@ -56,13 +42,18 @@ def main(argv):
         epochs = sorted({storage.epoch_of(path) for path in storage.list_shards(data_dir)})
         if not sum(storage.stored_steps(data_dir, epoch) for epoch in epochs):
             raise UserError(f"no readable shards in --data_dir={FLAGS.data_dir!r}: point it at the data/ dir of a "
-                            "collection (python -m rlkit.data_generators.collect)")
+                            "collection (python -m rlkit.rl.collect)")
 
     with cli.start_run(FLAGS, check=check) as (hparams, output_dir):
         # Imported once the flags are checked: TensorFlow takes about 5 s to load.
         import keras
 
-        from rlkit.rl.world_model_training import evaluate_world_model, train_world_model, world_model_estimator
+        from rlkit.rl.loops.world_model_training import (
+            actions_and_pixel_values_of,
+            evaluate_world_model,
+            train_world_model,
+            world_model_estimator,
+        )
 
         store = FrameStore(data_dir)
         keras.utils.set_random_seed(FLAGS.seed)
@@ -75,4 +66,4 @@ def main(argv):
 
 if __name__ == "__main__":
     define_flags()
-    cli.run(main)
+    run_command(main)

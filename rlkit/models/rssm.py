@@ -1,0 +1,305 @@
+"""DreamerV2's world model (Hafner et al. 2021): a recurrent state-space model with discrete latents.
+
+The state is (h, z): h a deterministic GRU state (layer-normed, update-gate bias -1), z
+`stoch_groups` categoricals of `stoch_classes` classes each, one-hot, sampled with
+straight-through gradients. Each step:
+
+    h_t = GRU(h_{t-1}, MLP([z_{t-1}, a_{t-1}]))
+    prior     p(z_t | h_t)            = MLP(h_t)
+    posterior q(z_t | h_t, x_t)       = MLP([h_t, encoder(x_t)])
+    features  s_t = [h_t, z_t]  ->  decoder (the frame), reward and continue heads
+
+Frames are decoded per cell as Bernoulli logits where a channel takes 2 values (MinAtar's on/off
+cells) and as a unit-variance Gaussian over pixels scaled to [-0.5, 0.5] otherwise (Atari). The
+reward and continue heads read the state after each action: for a window of T steps (rlkit's
+windows: actions[t] taken on frames[t], rewards[t] and ends[t] following it) the posterior
+states 1..T-1 and one prior step past the window, so that the step that ended an episode (the
+last of its window; its next frame is not stored) is a continue target too.
+
+The loss is `world_model_loss`, a pure function: frame NLL + reward NLL + continue_scale x
+continue NLL + kl_scale x the balanced KL (`kl_balanced`: alpha on the prior side, free nats).
+The model is registered as "rssm" on rlkit's world-model interface (rlkit.models.world_model),
+so imagine, the player, the evaluator and the drift checks step it as they step SimPLe's.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import layers
+
+from rlkit.models.optimizers import make_optimizer
+from rlkit.models.registry import register_model
+from rlkit.models.world_model import pixel_classes
+
+# Loss math: pure functions of tensors.
+
+
+def straight_through_sample(logits, seed=None, temperature=1.0):
+    """One-hot samples of categoricals `logits` [..., classes] whose gradient is the
+    probabilities' (sample + probs - stop_gradient(probs)); temperature 0 takes the likeliest
+    class."""
+    probabilities = tf.nn.softmax(logits)
+    classes = logits.shape[-1]
+    if temperature == 0:
+        index = tf.argmax(logits, axis=-1)
+    else:
+        flat = tf.reshape(logits / temperature, [-1, classes])
+        sample = (tf.random.stateless_categorical(flat, 1, seed) if seed is not None
+                  else tf.random.categorical(flat, 1))
+        index = tf.reshape(sample, tf.shape(logits)[:-1])
+    one_hot = tf.one_hot(index, classes, dtype=probabilities.dtype)
+    return one_hot + probabilities - tf.stop_gradient(probabilities)
+
+
+def categorical_kl(logits_p, logits_q):
+    """KL(p || q) of `groups` categoricals [..., groups, classes], summed over the groups."""
+    log_p, log_q = tf.nn.log_softmax(logits_p), tf.nn.log_softmax(logits_q)
+    return tf.reduce_sum(tf.nn.softmax(logits_p) * (log_p - log_q), axis=[-2, -1])
+
+
+def kl_balanced(posterior_logits, prior_logits, balance, free_nats):
+    """DreamerV2's KL balancing: balance x KL(sg(post) || prior) trains the prior toward the
+    posterior, (1 - balance) x KL(post || sg(prior)) regularises the posterior; each mean is
+    floored at `free_nats`. Returns (loss, the plain KL's mean)."""
+    to_prior = tf.reduce_mean(categorical_kl(tf.stop_gradient(posterior_logits), prior_logits))
+    to_posterior = tf.reduce_mean(categorical_kl(posterior_logits, tf.stop_gradient(prior_logits)))
+    loss = balance * tf.maximum(to_prior, free_nats) + (1 - balance) * tf.maximum(to_posterior, free_nats)
+    return loss, tf.reduce_mean(categorical_kl(posterior_logits, prior_logits))
+
+
+def frame_nll(frame_outputs, frames, pixel_values):
+    """Negative log-likelihood per frame (summed over cells and channels, mean over frames) of uint8
+    `frames` [..., H, W, C]: Bernoulli with 2 pixel values, else a unit-variance Gaussian over
+    pixels scaled to [-0.5, 0.5] (constant terms dropped)."""
+    if pixel_values == 2:
+        targets = tf.cast(pixel_classes(frames, 2), tf.float32)
+        nll = tf.nn.sigmoid_cross_entropy_with_logits(labels=targets, logits=frame_outputs)
+    else:
+        nll = 0.5 * tf.square(frame_outputs - (tf.cast(frames, tf.float32) / 255.0 - 0.5))
+    return tf.reduce_mean(tf.reduce_sum(nll, axis=[-3, -2, -1]))
+
+
+def world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends, posterior_logits,
+                     prior_logits, pixel_values, kl_scale, kl_balance, free_nats, continue_scale):
+    """DreamerV2's world-model loss; returns (loss, {term: value})."""
+    image = frame_nll(frame_outputs, frames, pixel_values)
+    reward = tf.reduce_mean(0.5 * tf.square(reward_means - rewards))  # unit-variance Gaussian
+    continues = 1.0 - tf.cast(ends, tf.float32)
+    cont = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=continues, logits=continue_logits))
+    kl_loss, kl = kl_balanced(posterior_logits, prior_logits, kl_balance, free_nats)
+    loss = image + reward + continue_scale * cont + kl_scale * kl_loss
+    return loss, dict(image_loss=image, reward_loss=reward, continue_loss=cont, kl_loss=kl_loss, kl=kl)
+
+
+# The networks.
+
+
+class LayerNormGRU(layers.Layer):
+    """DreamerV2's GRU cell: one dense layer over [input, h] for the three gates, layer-normed,
+    the update gate's bias at -1 (so the state changes slowly at first)."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.gates = layers.Dense(3 * units, use_bias=False)
+        self.norm = layers.LayerNormalization()
+
+    def call(self, inputs, state):
+        parts = self.norm(self.gates(tf.concat([inputs, state], -1)))
+        reset, candidate, update = tf.split(parts, 3, axis=-1)
+        reset = tf.sigmoid(reset)
+        candidate = tf.tanh(reset * candidate)
+        update = tf.sigmoid(update - 1.0)
+        return update * candidate + (1.0 - update) * state
+
+
+def mlp(units, num_layers, output, name):
+    return keras.Sequential([layers.Dense(units, activation="elu") for _ in range(num_layers)]
+                            + [layers.Dense(output)], name=name)
+
+
+class RSSM(keras.Model):
+    """The world model; see the module docstring. `frame_shape` (H, W, C), `num_actions` and
+    `pixel_values` come from the env it models."""
+
+    def __init__(self, hparams, frame_shape, num_actions, pixel_values):
+        super().__init__(name="rssm")
+        self.hparams, self.frame_shape = hparams, tuple(frame_shape)
+        self.num_actions, self.pixel_values = num_actions, pixel_values
+        self.groups, self.classes = hparams.stoch_groups, hparams.stoch_classes
+        height, width, channels = self.frame_shape
+        self.encoder = keras.Sequential(
+            [layers.Conv2D(hparams.encoder_depth * 2 ** i, kernel, strides=stride, activation="elu")
+             for i, (kernel, stride) in enumerate(zip(hparams.encoder_kernels, hparams.encoder_strides))]
+            + [layers.Flatten()], name="encoder")
+        self.decoder = self._decoder(hparams, height, width, channels)
+        self.state_input = layers.Dense(hparams.hidden_size, activation="elu", name="state_input")
+        self.gru = LayerNormGRU(hparams.deter_size, name="gru")
+        self.prior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "prior")
+        self.posterior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "posterior")
+        self.reward_head = mlp(hparams.head_units, hparams.head_layers, 1, "reward")
+        self.continue_head = mlp(hparams.head_units, hparams.head_layers, 1, "continue")
+
+    @staticmethod
+    def _decoder(hparams, height, width, channels):
+        if hparams.decoder_kernels:  # the paper's Atari decoder: 1x1 -> transposed convs to 64x64
+            convs = [layers.Conv2DTranspose(hparams.encoder_depth * 2 ** (len(hparams.decoder_kernels) - i - 2), kernel,
+                                            strides=2, activation="elu")
+                     for i, kernel in enumerate(hparams.decoder_kernels[:-1])]
+            return keras.Sequential([layers.Dense(32 * hparams.encoder_depth), layers.Reshape((1, 1, -1))] + convs
+                                    + [layers.Conv2DTranspose(channels, hparams.decoder_kernels[-1], strides=2)],
+                                    name="decoder")
+        # Small frames (MinAtar's 10x10): features -> a map of the frame's size -> a 3x3 conv.
+        return keras.Sequential([layers.Dense(height * width * hparams.encoder_depth, activation="elu"),
+                                 layers.Reshape((height, width, hparams.encoder_depth)),
+                                 layers.Conv2D(channels, 3, padding="same")], name="decoder")
+
+    # One step of the state.
+
+    def initial_state(self, batch):
+        return (tf.zeros([batch, self.hparams.deter_size]), tf.zeros([batch, self.groups, self.classes]))
+
+    def features(self, state):
+        h, z = state
+        return tf.concat([h, tf.reshape(z, [-1, self.groups * self.classes])], -1)
+
+    def _logits(self, net, inputs):
+        return tf.reshape(net(inputs), [-1, self.groups, self.classes])
+
+    def advance(self, state, actions):
+        """h_{t+1} from the state and the action taken on it (int [B] or one-hot/continuous [B, A])."""
+        h, z = state
+        if actions.dtype.is_integer:
+            actions = tf.one_hot(actions, self.num_actions)
+        inputs = self.state_input(tf.concat([tf.reshape(z, [-1, self.groups * self.classes]), actions], -1))
+        return self.gru(inputs, h)
+
+    def prior_step(self, state, actions, temperature=1.0, seed=None):
+        """The next state imagined from `state` and `actions`: (state, prior logits)."""
+        h = self.advance(state, actions)
+        logits = self._logits(self.prior_net, h)
+        return (h, straight_through_sample(logits, seed, temperature)), logits
+
+    def observe_step(self, h, embedding, seed=None):
+        """The posterior state at deterministic state `h` given the frame's `embedding`."""
+        logits = self._logits(self.posterior_net, tf.concat([h, embedding], -1))
+        return (h, straight_through_sample(logits, seed)), logits
+
+    def embed(self, frames):
+        """uint8 frames [..., H, W, C] -> embeddings [..., E] (cells or pixels scaled to [-0.5, 0.5])."""
+        shape = tf.shape(frames)
+        flat = tf.reshape(tf.cast(frames, tf.float32) / 255.0 - 0.5, tf.concat([[-1], shape[-3:]], 0))
+        embedded = self.encoder(flat)
+        return tf.reshape(embedded, tf.concat([shape[:-3], [embedded.shape[-1]]], 0))
+
+    def observe(self, frames, actions, state=None, seed=None):
+        """Filters a window: frames [B, T, H, W, C] with actions [B, T] (actions[t] taken on
+        frames[t]). Returns (posterior states h [B, T, D], z [B, T, G, K]; posterior and prior
+        logits [B, T, G, K]); the state before the window is `state` (zeros: an episode start)."""
+        embeddings = self.embed(frames)
+        batch, length = frames.shape[0] or tf.shape(frames)[0], frames.shape[1]
+        state = self.initial_state(batch) if state is None else state
+        hs, zs, posteriors, priors = [], [], [], []
+        h = state[0]
+        for t in range(length):
+            if t > 0:
+                h = self.advance(state, actions[:, t - 1])
+            priors.append(self._logits(self.prior_net, h))
+            step_seed = None if seed is None else seed + t
+            state, logits = self.observe_step(h, embeddings[:, t], step_seed)
+            hs.append(state[0])
+            zs.append(state[1])
+            posteriors.append(logits)
+        return (tf.stack(hs, 1), tf.stack(zs, 1)), tf.stack(posteriors, 1), tf.stack(priors, 1)
+
+    def heads(self, features):
+        """(reward means, continue logits) of the state reached after each action."""
+        return tf.squeeze(self.reward_head(features), -1), tf.squeeze(self.continue_head(features), -1)
+
+    def decode(self, features):
+        return self.decoder(features)
+
+    # rlkit's world-model interface (rlkit.models.world_model).
+
+    def loss_and_metrics(self, features, step=None, training=True):
+        loss, metrics, _ = self.train_loss(features)
+        return loss, metrics
+
+    def train_loss(self, features):
+        """(loss, metrics, the posterior states (h [B, T, D], z [B, T, G, K])) on a batch of windows:
+        the states are where the actor-critic starts imagining from."""
+        frames, actions = features["frames"], features["actions"]
+        rewards, ends = tf.cast(features["rewards"], tf.float32), features["ends"]
+        batch, length = frames.shape[0], frames.shape[1]
+        (hs, zs), posterior_logits, prior_logits = self.observe(frames, actions)
+        flat = self.features((tf.reshape(hs, [batch * length, -1]), tf.reshape(zs, [batch * length, self.groups,
+                                                                                   self.classes])))
+        frame_outputs = tf.reshape(self.decode(flat), [batch, length] + list(self.frame_shape))
+        # The state after each action: the next posterior inside the window, a prior step past it.
+        (h_last, z_last), _ = self.prior_step((hs[:, -1], zs[:, -1]), actions[:, -1])
+        after = self.features((tf.reshape(tf.concat([hs[:, 1:], h_last[:, None]], 1), [batch * length, -1]),
+                               tf.reshape(tf.concat([zs[:, 1:], z_last[:, None]], 1),
+                                          [batch * length, self.groups, self.classes])))
+        reward_means, continue_logits = (tf.reshape(x, [batch, length]) for x in self.heads(after))
+        hp = self.hparams
+        loss, metrics = world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends,
+                                         posterior_logits, prior_logits, self.pixel_values, hp.kl_scale,
+                                         hp.kl_balance, hp.free_nats, hp.continue_scale)
+        predicted = self._frames_of(frame_outputs)
+        metrics.update(
+            pixel_loss=metrics["image_loss"],
+            pixel_accuracy=tf.reduce_mean(tf.cast(tf.equal(predicted, frames), tf.float32)),
+            reward_accuracy=tf.reduce_mean(tf.cast(tf.equal(tf.clip_by_value(tf.round(reward_means), -1, 1),
+                                                            rewards), tf.float32)))
+        assert {"image_loss", "reward_loss", "continue_loss", "kl_loss", "pixel_accuracy"} <= set(metrics)
+        return loss, metrics, (hs, zs)
+
+    def _frames_of(self, frame_outputs):
+        """The decoder's likeliest uint8 frames."""
+        if self.pixel_values == 2:
+            return tf.cast(tf.cast(frame_outputs > 0, tf.int32) * 255, tf.uint8)
+        return tf.cast(tf.clip_by_value(tf.round((frame_outputs + 0.5) * 255.0), 0, 255), tf.uint8)
+
+    def start_state(self, history, history_actions, temperature=1.0):
+        """The posterior state after the frames of `history` [B, k, ...] (the first k-1 had
+        `history_actions` taken on them): a state on which the next action is taken."""
+        actions = tf.concat([tf.cast(history_actions, tf.int32),
+                             tf.zeros([tf.shape(history)[0], 1], tf.int32)], 1)
+        (hs, zs), _, _ = self.observe(history, actions)
+        return hs[:, -1], zs[:, -1]
+
+    def next_frame_and_end(self, history, actions, state, temperature=1.0, expected_reward=False):
+        state, _ = self.prior_step(state, tf.convert_to_tensor(actions, tf.int32), float(temperature))
+        features = self.features(state)
+        reward_means, continue_logits = self.heads(features)
+        rewards = reward_means if expected_reward else tf.cast(tf.clip_by_value(tf.round(reward_means), -1, 1),
+                                                               tf.int32)
+        return self._frames_of(self.decode(features)), rewards, continue_logits < 0, state
+
+    def next_frame(self, history, actions, state, temperature=1.0):
+        frames, rewards, _, state = self.next_frame_and_end(history, actions, state, temperature)
+        return frames, rewards, state
+
+    def reward_probabilities(self, history, actions, state, temperature=1.0):
+        """The reward head is a Gaussian: its mean rounded to -1, 0 or 1, as a one-hot."""
+        _, rewards, _ = self.next_frame(history, actions, state, temperature)
+        return tf.one_hot(rewards + 1, 3)
+
+    def infer(self, features):
+        context = self.hparams.num_context_frames
+        state = self.start_state(features["frames"][:, :context], features["actions"][:, :context - 1])
+        frames, rewards, _ = self.next_frame(None, features["actions"][:, context - 1], state, 0.0)
+        return {"frames": frames, "rewards": rewards}
+
+    def make_optimizer(self):
+        """Adam (epsilon 1e-5), gradients clipped to global norm `clip_grad_norm`: DreamerV2's."""
+        return make_optimizer(self.hparams.learning_rate, epsilon=1e-5, global_clipnorm=self.hparams.clip_grad_norm)
+
+
+@register_model
+def rssm(hparams, frame_shape, num_actions, pixel_values):
+    return RSSM(hparams, frame_shape, num_actions, pixel_values)
+
+
+def parameter_count(model):
+    return int(sum(np.prod(v.shape) for v in model.trainable_variables))

@@ -1,0 +1,62 @@
+"""Does a world model with `predict_episode_ends` end episodes where the real game did?
+
+    python -m rlkit.rl.trainer_world_model --hparams_set=next_frame_minatar \
+        --hparams=predict_episode_ends=True,train_steps=4000 --data_dir=RUN/data --output_dir=WM
+    python -m rlkit.rl.analysis.check_episode_ends --wm_dir=WM --data_dir=RUN/data [--data_epochs=4] [--episodes=512]
+    python -m rlkit.rl.analysis.check_episode_ends --wm_dir=RUN/world_model --data_dir=RUN/data   # a loop run's own
+
+Steps the model as the world model's env does (from 4 stored frames 8 steps before the end of
+each complete episode, then on its own frames, with the real actions) and prints how often it
+flags the real last frame and the 3 frames before it.
+"""
+
+
+import numpy as np
+from absl import flags
+
+from rlkit import cli
+from rlkit.data_generators.frame_store import FrameStore
+from rlkit.errors import UserError, run_command
+from rlkit.models.world_model import imagine
+from rlkit.rl.loops.world_model_training import (
+    actions_and_pixel_values_of,
+    load_world_model,
+)
+
+
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    flags.DEFINE_string("wm_dir", None, "a world model dir (trainer_world_model's, or a loop run's world_model/)")
+    flags.DEFINE_string("data_dir", None, "the data dir its real episodes come from")
+    flags.DEFINE_string("data_epochs", None, "comma-separated data epochs (default all)")
+    flags.DEFINE_integer("episodes", 512, "complete episodes to check at most")
+
+
+FLAGS = flags.FLAGS
+
+
+def main(argv):
+    del argv
+    if not FLAGS.wm_dir:
+        raise UserError("--wm_dir is required: " + FLAGS["wm_dir"].help)
+    if not FLAGS.data_dir:
+        raise UserError("--data_dir is required: " + FLAGS["data_dir"].help)
+    hparams = cli.find_saved_hparams(FLAGS.wm_dir)  # a world model's own, or its loop run's
+    hparams = hparams.world_model if "world_model" in hparams else hparams
+    epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
+    store = FrameStore(FLAGS.data_dir, epochs)
+    num_actions, pixel_values = actions_and_pixel_values_of(FLAGS.data_dir)
+    model = load_world_model(hparams, FLAGS.wm_dir, store.frame_shape, num_actions, pixel_values)
+    context, steps = hparams.num_context_frames, 4
+    windows = [store.window(i, len(e) - context - steps, context + steps) for i, e in enumerate(store.episodes)
+               if e.complete and len(e) > steps][:FLAGS.episodes]
+    frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
+    _, _, flags, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + steps],
+                                temperature=0.0, history_actions=actions[:, :context - 1])
+    print(f"{len(windows)} episodes: end flagged at the real last frame {flags[:, -1].mean():.3f}, "
+          f"at the {steps - 1} frames before it {flags[:, :-1].mean():.3f}")
+
+
+if __name__ == "__main__":
+    define_flags()
+    run_command(main)

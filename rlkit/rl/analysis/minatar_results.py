@@ -1,0 +1,285 @@
+"""docs/results.md's tables and figures from the runs of scripts/minatar_experiment.sh, and from
+the real-Pong run (rlmb_pong_cpu) with its random baseline.
+
+    python -m rlkit.rl.analysis.minatar_results --runs=RUNS [--pong_runs=PONG_RUNS] [--docs=docs]
+
+Run directories are large (data, checkpoints) and a machine may not outlive a session, so each
+run's evaluation record is first archived into DOCS/results/runs/GAME/RUN: its evaluation event
+files, the loop's per-epoch JSON (world-model metrics, stage times), its hparams.json, run.json
+and command.txt, and run_info.json (finished or not, wall time). A run replaces its archived
+copy only when it has evaluated at least as often, so a run restarted on a fresh machine never
+overwrites a longer record. The tables (between the `<!-- results:begin -->` and
+`<!-- results:end -->` lines of DOCS/results.md) and one figure per game
+(DOCS/results/minatar_GAME.png, drawn with the plot command) are then made from the archive
+alone: without --runs the script redraws them from what earlier sessions archived.
+--pong_runs (a dir holding simple_pong_cpu_s* and random_s*) is archived into
+DOCS/results/runs/pong alike, and makes the per-epoch table between `<!-- pong:begin -->` and
+`<!-- pong:end -->` and DOCS/results/pong_cpu.png.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+from absl import flags
+
+from rlkit.errors import run_command
+from rlkit.rl.experiments import curves
+
+GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
+# (directory prefix, label)
+METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episode ends @100K"),
+           ("simple_expected_100k", "SimPLe + expected rewards @100K"),
+           ("simple_ends_expected_100k", "SimPLe + episode ends + expected rewards @100K"),
+           ("simple_objects_100k", "SimPLe + ends + one-cell objects @100K"),
+           ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
+TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
+GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
+RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+PONG_BEGIN, PONG_END = "<!-- pong:begin -->", "<!-- pong:end -->"
+PONG_RUNS = ("simple_pong_cpu", "random")
+# The evaluation cells of the Pong table: (sampling temperature, max no-ops, column title)
+PONG_CELLS = ((1.0, 0, "temperature 1"), (1.0, 8, "temperature 1, 8 no-ops"), (0.5, 8, "temperature 0.5, 8 no-ops"),
+              (0.0, 0, "temperature 0"))
+RUN_FILES = ("hparams.json", "run.json", "command.txt", "summary.json")  # summary.json: the random baseline's
+EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's evaluation events
+
+
+def finished(run):
+    """Whether a live run ended: the loop's last epoch evaluated, the model-free policy exported,
+    the random baseline's summary written."""
+    hparams = os.path.join(run, "hparams.json")
+    if os.path.exists(os.path.join(run, "eval_metrics")) and os.path.exists(hparams):
+        return os.path.exists(os.path.join(run, "eval_metrics", f"epoch_{json.load(open(hparams))['epochs'] - 1}.json"))
+    return any(os.path.exists(os.path.join(run, name)) for name in ("policy/saved_model.pb", "summary.json"))
+
+
+def evaluations(run):
+    """(real env steps, value) of each of a run's evaluations at TAG; [] before the first."""
+    try:
+        _, steps, values = curves.run_series(run, run, TAG)
+    except Exception:  # no evaluation yet
+        return []
+    return list(zip(steps.tolist(), values.tolist()))
+
+
+def wall_seconds(run):
+    """Seconds a live run worked: the loop's stage times, or the model-free trainer's event
+    times without the pauses of kills and resumes."""
+    epochs = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")))
+    if epochs:
+        return sum(sum(json.load(open(path)).get("stage_seconds", {}).values()) for path in epochs)
+    train = os.path.join(run, "train")
+    if not os.path.isdir(train):
+        return None
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    events = EventAccumulator(train, size_guidance={"tensors": 0})
+    events.Reload()
+    times = np.sort([e.wall_time for tag in events.Tags()["tensors"] for e in events.Tensors(tag)])
+    gaps = np.diff(times)
+    return float(gaps[gaps < RESUME_GAP_SECONDS].sum()) if len(times) > 1 else None
+
+
+def archive_run(run, archived):
+    """Copies a live run's evaluation record into `archived` (replacing an archived copy with
+    fewer evaluations); returns whether it did."""
+    points = evaluations(run)
+    info_path = os.path.join(archived, "run_info.json")
+    if not points or (os.path.exists(info_path) and json.load(open(info_path))["evaluations"] > len(points)):
+        return False
+    staging = archived + ".new"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    for name in RUN_FILES:
+        if os.path.exists(os.path.join(run, name)):
+            shutil.copy(os.path.join(run, name), staging)
+    for name in EVAL_DIRS:
+        if os.path.isdir(os.path.join(run, name)):  # its event files and per-epoch JSON, no subdirs
+            os.makedirs(os.path.join(staging, name))
+            for path in glob.glob(os.path.join(run, name, "*")):
+                if os.path.isfile(path):
+                    shutil.copy(path, os.path.join(staging, name))
+    for path in glob.glob(os.path.join(run, "*tfevents*")):  # the random baseline's, at its top
+        shutil.copy(path, staging)
+    info = dict(finished=finished(run), evaluations=len(points), wall_seconds=wall_seconds(run))
+    with open(os.path.join(staging, "run_info.json"), "w") as f:
+        json.dump(info, f, indent=2)
+    shutil.rmtree(archived, ignore_errors=True)
+    os.replace(staging, archived)
+    return True
+
+
+def archive(runs_dir, archive_dir, prefixes):
+    """Archives each run RUNS_DIR/PREFIX_sSEED into ARCHIVE_DIR/PREFIX_sSEED."""
+    for prefix in prefixes:
+        for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
+            if os.path.isdir(run) and archive_run(run, os.path.join(archive_dir, os.path.basename(run))):
+                print(f"archived {run}")
+
+
+def epoch_summaries(run):
+    """A loop run's per-epoch JSON (evaluation returns, world-model metrics, stage times), in epoch order."""
+    paths = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")),
+                   key=lambda p: int(re.search(r"epoch_(\d+)", p).group(1)))
+    return [json.load(open(path)) for path in paths]
+
+
+def world_model_metrics(run):
+    """The SimPLe run's last held-out world-model evaluation."""
+    epochs = epoch_summaries(run)
+    if not epochs:
+        return None
+    return dict(epochs[-1]["world_model"], epoch=len(epochs) - 1)
+
+
+def mean_std(values, digits=2):
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
+
+
+def game_rows(archive_dir, game):
+    """(table rows, SimPLe runs' world-model metrics, the runs evaluated) of one game's archived runs."""
+    rows, world_models, evaluated = [], [], []
+    for prefix, label in METHODS:
+        runs = sorted(p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p))
+        if not runs:
+            continue
+        finals, greedy, steps, seconds, unfinished = [], [], [], [], 0
+        for run in runs:
+            info = json.load(open(os.path.join(run, "run_info.json")))
+            step, value = evaluations(run)[-1]
+            finals.append(value)
+            evaluated.append(run)
+            greedy.append(float(curves.run_series(run, run, GREEDY_TAG)[2][-1]))
+            steps.append(step)
+            unfinished += not info["finished"]
+            if info["wall_seconds"] is not None:
+                seconds.append(info["wall_seconds"])
+            if prefix.startswith("simple") and (metrics := world_model_metrics(run)):
+                world_models.append((os.path.basename(run), metrics))
+        note = f" ({unfinished} unfinished)" if unfinished else ""
+        rows.append([game, label, f"{len(finals)}{note}", mean_std(finals), mean_std(greedy),
+                     f"{int(np.mean(steps)):,}" if prefix != "random" else "—",
+                     duration(np.mean(seconds)) if seconds else "—"])
+    return rows, world_models, evaluated
+
+
+def duration(seconds):
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def metric(metrics, name):
+    """A world-model metric, or a dash where the held-out episodes were too short to measure it."""
+    return f"{metrics[name]:.3f}" if name in metrics else "— (episodes too short)"
+
+
+def markdown_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
+
+
+def draw(runs, game, docs_dir):
+    output = os.path.join(docs_dir, "results", f"minatar_{game}.png")
+    subprocess.run([sys.executable, "-m", "rlkit.rl.plot", f"--logdir={','.join(runs)}", f"--tag={TAG}",
+                    f"--output={output}", "--xscale=log",
+                    f"--title=MinAtar {game}: evaluation return (temperature 1, 32 episodes)"], check=True)
+    return output
+
+
+def cell(results, temperature, noops):
+    """A Pong evaluation cell's mean return (32 episodes) and its standard deviation over episodes."""
+    result = results.get(f"sampling_temp_{temperature}_max_noops_{noops}")
+    if result is None:  # a set that evaluates other cells
+        return "—"
+    return f"{result['mean_unclipped']:.2f} ± {result['std_unclipped']:.2f}"
+
+
+def pong_section(archive_dir, docs_dir):
+    """The real-Pong run's per-epoch table and figure, from the archive; None before its first epoch."""
+    runs = sorted(glob.glob(os.path.join(archive_dir, "simple_pong_cpu_s*")))
+    randoms = sorted(glob.glob(os.path.join(archive_dir, "random_s*")))
+    if not runs:
+        return None
+    header = (["run", "epoch", "real steps"] + [title for _, _, title in PONG_CELLS]
+              + ["reward accuracy at 12", "at 50", "pixel accuracy", "minutes"])
+    rows = []
+    for run in randoms:
+        results = json.load(open(os.path.join(run, "summary.json")))["results"]["random"]
+        rows.append([os.path.basename(run), "—", "—"] + [cell(results, t, n) for t, n, _ in PONG_CELLS]
+                    + ["—"] * 4)
+    for run in runs:
+        for summary in epoch_summaries(run):
+            model = summary["world_model"]
+            rows.append([os.path.basename(run), summary["epoch"], f"{summary['real_env_steps']:,}"]
+                        + [cell(summary["policy"], t, n) for t, n, _ in PONG_CELLS]
+                        + [metric(model, "reward_accuracy/at_12"), metric(model, "reward_accuracy/at_50"),
+                           f"{model['pixel_accuracy']:.4f}", f"{sum(summary['stage_seconds'].values()) / 60:.0f}"])
+    output = os.path.join(docs_dir, "results", "pong_cpu.png")
+    subprocess.run([sys.executable, "-m", "rlkit.rl.plot", f"--logdir={','.join(runs + randoms)}", f"--tag={TAG}",
+                    f"--output={output}", "--ylim=-21,-18",  # the 32-episode means' noise in view, not magnified
+                    "--title=Pong, rlmb_pong_cpu: evaluation return (temperature 1, 32 episodes)"], check=True)
+    return "\n".join([markdown_table(header, rows), "", f"![SimPLe on real Pong](results/{os.path.basename(output)})"])
+
+
+def replace_between(path, begin, end, text):
+    document = open(path).read()
+    start, stop = document.index(begin) + len(begin), document.index(end)
+    with open(path, "w") as f:
+        f.write(document[:start] + "\n" + text + "\n" + document[stop:])
+
+
+def define_flags():
+    """Flags exist only when the module runs as a command, so importing it defines none."""
+    flags.DEFINE_string("runs", None, "the experiment's runs, archived first (default: the archive alone)")
+    flags.DEFINE_string("pong_runs", None, "the real-Pong run and its random baseline, archived first")
+    flags.DEFINE_string("docs", "docs", "the docs dir: results.md, its figures and the archive in results/runs")
+
+
+FLAGS = flags.FLAGS
+
+
+def main(argv):
+    del argv
+    archive_dir = os.path.join(FLAGS.docs, "results", "runs")
+    for game in GAMES if FLAGS.runs else ():
+        archive(os.path.join(FLAGS.runs, game), os.path.join(archive_dir, game), [prefix for prefix, _ in METHODS])
+    if FLAGS.pong_runs:
+        archive(FLAGS.pong_runs, os.path.join(archive_dir, "pong"), PONG_RUNS)
+    rows, world_models, figures = [], [], []
+    for game in GAMES:
+        if not os.path.isdir(os.path.join(archive_dir, game)):
+            continue
+        game_table, models, evaluated = game_rows(archive_dir, game)
+        rows += game_table
+        world_models += [(game, name, m) for name, m in models]
+        if evaluated:
+            figures.append((game, draw(evaluated, game, FLAGS.docs)))
+    text = [markdown_table(["game", "method", "runs", "return, temperature 1", "return, temperature 0",
+                            "real steps", "wall time per run"], rows), "",
+            "World models of the SimPLe runs, on the held-out collection after their last epoch (reward accuracy: "
+            "SimPLe's, the share of 128 rollouts whose predicted cumulative reward is right after N steps):", "",
+            markdown_table(["game", "run", "epoch", "pixel accuracy", "reward accuracy at 12", "at 50"],
+                           [[g, n, m["epoch"], f"{m['pixel_accuracy']:.4f}", metric(m, "reward_accuracy/at_12"),
+                             metric(m, "reward_accuracy/at_50")] for g, n, m in world_models]), ""]
+    text += [f"![MinAtar {game}](results/{os.path.basename(path)})" for game, path in figures]
+    path = os.path.join(FLAGS.docs, "results.md")
+    replace_between(path, BEGIN, END, "\n".join(text))
+    print("\n".join(text))
+    pong = pong_section(os.path.join(archive_dir, "pong"), FLAGS.docs)
+    if pong:
+        replace_between(path, PONG_BEGIN, PONG_END, pong)
+        print(pong)
+
+
+if __name__ == "__main__":
+    define_flags()
+    run_command(main)

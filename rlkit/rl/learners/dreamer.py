@@ -1,0 +1,144 @@
+"""DreamerV2's actor-critic in imagination (Hafner et al. 2021): the loss math, as pure functions.
+
+From every posterior state of a training batch the world model (rlkit.models.rssm) imagines H
+steps with the actor's actions: states s_0 .. s_H (s_0 the posterior state, gradients stopped),
+with the reward r_t and discount gamma_t (gamma x the continue head's probability) that the
+heads give at s_t, and values v_t of a slow target critic (a hard copy every
+`target_update_period` updates). Then:
+
+    lambda-return  V_t = r_{t+1} + gamma_{t+1} ((1 - lambda) v_{t+1} + lambda V_{t+1}),  V_H = v_H
+    weights        w_0 = 1,  w_t = gamma_1 ... gamma_t   (an imagined episode that ended weighs 0)
+    actor          -w_t [rho log pi(a_t | s_t) sg(V_t - v(s_t)) + (1 - rho) V_t + eta H[pi(. | s_t)]]
+    critic         w_t (v(s_t) - sg(V_t))^2 / 2
+
+rho = 1 (REINFORCE, entropy eta 1e-3) for discrete actions, rho = 0 (gradients of V through the
+dynamics, eta 1e-4) for continuous ones.
+"""
+
+import tensorflow as tf
+
+
+def lambda_returns(rewards, values, discounts, lam):
+    """lambda-returns [H, B] of an imagined trajectory, time first.
+
+    rewards, discounts: [H, B], the reward and discount at s_1 .. s_H (after each action);
+    values: [H + 1, B], the target critic's values of s_0 .. s_H. V_H bootstraps from v_H."""
+    horizon = rewards.shape[0]
+    next_return = values[-1]
+    returns = []
+    for t in reversed(range(horizon)):
+        next_return = rewards[t] + discounts[t] * ((1.0 - lam) * values[t + 1] + lam * next_return)
+        returns.append(next_return)
+    return tf.stack(returns[::-1], 0)
+
+
+def trajectory_weights(discounts):
+    """[H, B] weights of s_0 .. s_{H-1}: 1, then the cumulative product of the discounts before
+    each state, so states after a predicted episode end count for nothing."""
+    ones = tf.ones_like(discounts[:1])
+    return tf.stop_gradient(tf.math.cumprod(tf.concat([ones, discounts[:-1]], 0), axis=0))
+
+
+def actor_loss(log_probs, entropy, returns, baselines, weights, rho, entropy_coef):
+    """The actor's loss over s_0 .. s_{H-1} [H, B]; returns (loss, metrics). rho 1: REINFORCE
+    with the critic as baseline; rho 0: the returns' own gradient through the dynamics."""
+    advantages = tf.stop_gradient(returns - baselines)
+    objective = rho * log_probs * advantages + (1.0 - rho) * returns + entropy_coef * entropy
+    loss = -tf.reduce_mean(weights * objective)
+    return loss, dict(actor_loss=loss, actor_entropy=tf.reduce_mean(entropy),
+                      imagined_return=tf.reduce_mean(returns))
+
+
+def critic_loss(values, returns, weights):
+    """The critic's regression on the lambda-returns over s_0 .. s_{H-1} [H, B]; returns (loss, metrics)."""
+    loss = tf.reduce_mean(weights * 0.5 * tf.square(values - tf.stop_gradient(returns)))
+    return loss, dict(critic_loss=loss, critic_value=tf.reduce_mean(values))
+
+
+class DreamerAgent:
+    """The world model, the actor and the critic (and the critic's slow copy), with their three
+    optimizers: `update(batch)` takes one gradient step of each on a batch of stored windows
+    (frames [B, T, H, W, C] uint8, actions, rewards, ends [B, T]), imagining `horizon` steps
+    from every posterior state of the batch. Discrete actions only, for now (rho = 1).
+
+    hparams: a Dreamer set's learner values, with the world model's set as hparams.world_model.
+    """
+
+    def __init__(self, hparams, frame_shape, num_actions, pixel_values, seed):
+        import keras
+
+        from rlkit.models.optimizers import make_optimizer
+        from rlkit.models.rssm import RSSM
+
+        self.hparams, self.num_actions = hparams, num_actions
+        self.world_model = RSSM(hparams.world_model, frame_shape, num_actions, pixel_values)
+        features = hparams.world_model.deter_size + hparams.world_model.stoch_groups * hparams.world_model.stoch_classes
+
+        def head(output, name):
+            return keras.Sequential([keras.Input((features,))]
+                                    + [keras.layers.Dense(hparams.actor_critic_units, activation="elu")
+                                       for _ in range(hparams.actor_critic_layers)]
+                                    + [keras.layers.Dense(output)], name=name)
+        self.actor, self.critic, self.target_critic = head(num_actions, "actor"), head(1, "critic"), head(1, "target")
+        self.target_critic.set_weights(self.critic.get_weights())
+        self.model_optimizer = self.world_model.make_optimizer()
+        self.actor_optimizer = make_optimizer(hparams.actor_learning_rate, epsilon=1e-5,
+                                              global_clipnorm=hparams.clip_grad_norm)
+        self.critic_optimizer = make_optimizer(hparams.critic_learning_rate, epsilon=1e-5,
+                                               global_clipnorm=hparams.clip_grad_norm)
+        self.updates = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self.seed = tf.random.Generator.from_seed(seed)
+
+    def imagine(self, start):
+        """Features [H + 1, N, F] of the states the actor reaches from `start` (h, z) in `horizon`
+        steps, and the log-probabilities and entropies [H, N] of its actions."""
+        state, features, log_probs, entropies = start, [self.world_model.features(start)], [], []
+        for _ in range(self.hparams.horizon):
+            logits = self.actor(tf.stop_gradient(features[-1]))
+            actions = tf.squeeze(tf.random.stateless_categorical(logits, 1, self.seed.make_seeds(1)[:, 0]), -1)
+            log_pi = tf.nn.log_softmax(logits)
+            log_probs.append(tf.gather(log_pi, actions, batch_dims=1))
+            entropies.append(-tf.reduce_sum(tf.exp(log_pi) * log_pi, -1))
+            state, _ = self.world_model.prior_step(state, tf.cast(actions, tf.int32))
+            features.append(self.world_model.features(state))
+        return tf.stack(features), tf.stack(log_probs), tf.stack(entropies)
+
+    @tf.function(reduce_retracing=True)
+    def update(self, batch):
+        """One gradient step of the world model, the actor and the critic; returns their metrics."""
+        hp = self.hparams
+        with tf.GradientTape() as model_tape:
+            loss, metrics, (hs, zs) = self.world_model.train_loss(batch)
+        variables = self.world_model.trainable_variables
+        self.model_optimizer.apply_gradients(zip(model_tape.gradient(loss, variables), variables))
+        wm = self.world_model
+        start = (tf.stop_gradient(tf.reshape(hs, [-1, hs.shape[-1]])),
+                 tf.stop_gradient(tf.reshape(zs, [-1, wm.groups, wm.classes])))
+        with tf.GradientTape() as actor_tape:
+            features, log_probs, entropies = self.imagine(start)
+            rewards, continue_logits = wm.heads(tf.reshape(features[1:], [-1, features.shape[-1]]))
+            rewards = tf.reshape(rewards, tf.shape(log_probs))
+            discounts = hp.gamma * tf.reshape(tf.sigmoid(continue_logits), tf.shape(log_probs))
+            values = tf.squeeze(self.target_critic(tf.reshape(features, [-1, features.shape[-1]])), -1)
+            values = tf.reshape(values, tf.shape(features)[:2])
+            returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
+            weights = trajectory_weights(discounts)
+            actor, actor_metrics = actor_loss(log_probs, entropies, returns, values[:-1], weights, 1.0,
+                                              hp.entropy_coef)
+        self.actor_optimizer.apply_gradients(zip(actor_tape.gradient(actor, self.actor.trainable_variables),
+                                                 self.actor.trainable_variables))
+        with tf.GradientTape() as critic_tape:
+            predicted = tf.squeeze(self.critic(tf.reshape(tf.stop_gradient(features[:-1]), [-1, features.shape[-1]])), -1)
+            critic, critic_metrics = critic_loss(tf.reshape(predicted, tf.shape(returns)), returns, weights)
+        self.critic_optimizer.apply_gradients(zip(critic_tape.gradient(critic, self.critic.trainable_variables),
+                                                  self.critic.trainable_variables))
+        self.updates.assign_add(1)
+        if self.updates % hp.target_update_period == 0:  # the slow critic: a hard copy
+            for target, online in zip(self.target_critic.variables, self.critic.variables):
+                target.assign(online)
+        return dict(metrics, model_loss=loss, **actor_metrics, **critic_metrics)
+
+    def checkpointables(self):
+        return dict(world_model=self.world_model, actor=self.actor, critic=self.critic, target_critic=self.target_critic,
+                    model_optimizer=self.model_optimizer, actor_optimizer=self.actor_optimizer,
+                    critic_optimizer=self.critic_optimizer, updates=self.updates, seed=self.seed)

@@ -1,0 +1,145 @@
+"""The acting policy learners act with and export, and finding and loading such exports (for the
+evaluator and the player).
+
+A learner acts through a `Policy` module and exports that same module as a SavedModel, which
+acts with plain TensorFlow, no rlkit needed:
+
+    policy = tf.saved_model.load(OUTPUT_DIR + "/policy")
+    out = policy.act(observations, temperature=0.0)  # {"action": [B], "log_prob": [B], "value": [B]}
+
+`observations` are frame-stacked as the trainer's env gives them ([B, k, H, W, C] uint8 for
+Atari); temperature 0 acts greedily, 1 samples from the policy.
+"""
+
+import os
+import re
+import shutil
+
+import gymnasium as gym
+import tensorflow as tf
+import tensorflow_probability as tfp
+
+from rlkit.errors import UserError
+
+tfd = tfp.distributions
+
+
+def policy_distribution(params, discrete):
+    """Categorical over logits for discrete actions; for continuous ones a diagonal Gaussian whose
+    mean and log standard deviation are the two halves of `params`."""
+    if discrete:
+        return tfd.Categorical(logits=params)
+    mean, log_std = tf.split(params, 2, axis=-1)
+    return tfd.Independent(tfd.Normal(mean, tf.exp(log_std)), reinterpreted_batch_ndims=1)
+
+
+def sample_actions(params, discrete, temperature, seed):
+    """The one action sampler: greedy at temperature 0; else sampled with logits divided by the
+    temperature (discrete) or the standard deviation times it (continuous). `seed`: [2] int32."""
+    if discrete:
+        greedy = tf.argmax(params, axis=-1, output_type=tf.int32)
+        logits = params / tf.maximum(temperature, 1e-6)
+        sampled = tf.random.stateless_categorical(logits, 1, seed, dtype=tf.int32)[:, 0]
+        return tf.where(temperature > 0, sampled, greedy)
+    mean, log_std = tf.split(params, 2, axis=-1)
+    return mean + temperature * tf.exp(log_std) * tf.random.stateless_normal(tf.shape(mean), seed=seed)
+
+
+def action_count(action_space):
+    """The number of discrete actions, or the size of a continuous action."""
+    return int(action_space.n) if isinstance(action_space, gym.spaces.Discrete) else int(action_space.shape[0])
+
+
+class Policy(tf.Module):
+    """An actor-critic network acting at a temperature, with its own random state."""
+
+    def __init__(self, network, action_space, observation_shape, observation_dtype, seed):
+        super().__init__()
+        self.network = network
+        self.rng = tf.random.Generator.from_seed(seed)
+        self.discrete = isinstance(action_space, gym.spaces.Discrete)
+        # Saved with the policy, so whoever loads it can check it against their env.
+        self.action_count = tf.Variable(action_count(action_space), trainable=False, name="action_count")
+        self.act = tf.function(self._act, input_signature=[
+            tf.TensorSpec((None,) + tuple(observation_shape), observation_dtype, name="observation"),
+            tf.TensorSpec((), tf.float32, name="temperature")])
+
+    def _act(self, observation, temperature):
+        params, value = self.network(observation, training=False)
+        seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)
+        action = sample_actions(params, self.discrete, temperature, seed)
+        log_prob = policy_distribution(params, self.discrete).log_prob(action)
+        return {"action": action, "log_prob": log_prob, "value": value}
+
+
+class ActorCriticLearner:
+    """What the actor-critic learners (PPO, REINFORCE, A2C) share: acting through their `Policy`
+    (`self.policy`) and exporting it, and their optimizer's learning rate (`self.optimizer`)."""
+
+    off_policy = False  # trained by rlkit.rl.loops.on_policy.train_on_policy
+
+    def set_learning_rate(self, learning_rate):
+        self.optimizer.learning_rate.assign(learning_rate)
+
+    def act(self, observation, temperature=1.0):
+        """Actions [B] sampled at `temperature` (0: greedy)."""
+        return self.policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
+
+    def act_for_rollout(self, observation):
+        """Sampled actions, their log-probabilities and the values: what a rollout stores."""
+        out = self.policy.act(tf.convert_to_tensor(observation), tf.constant(1.0))
+        return out["action"].numpy(), out["log_prob"].numpy(), out["value"].numpy()
+
+    def export(self, path):
+        export_policy(self.policy, path)
+
+
+def export_policy(policy, path):
+    """Writes `policy` as a SavedModel to `path`, replacing an older export only once the new one
+    is whole. An export's `best/` (the trainers' best policy so far) stays in place."""
+    staging = path.rstrip("/") + ".tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    tf.saved_model.save(policy, staging, signatures={"serving_default": policy.act})
+    previous = path.rstrip("/") + ".old"
+    if os.path.exists(path):
+        os.replace(path, previous)
+        if os.path.isdir(os.path.join(previous, "best")):
+            os.replace(os.path.join(previous, "best"), os.path.join(staging, "best"))
+    os.replace(staging, path)
+    shutil.rmtree(previous, ignore_errors=True)
+
+
+def find_policies(policy_dir, all_epochs):
+    """[(label, SavedModel dir)]: the dir itself, or its newest epoch_K (every one with all_epochs)."""
+    if os.path.exists(os.path.join(policy_dir, "saved_model.pb")):
+        return [("policy", policy_dir)]
+    epochs = sorted((int(m.group(1)), name) for name in (os.listdir(policy_dir) if os.path.isdir(policy_dir) else [])
+                    if (m := re.fullmatch(r"epoch_(\d+)", name))
+                    and os.path.exists(os.path.join(policy_dir, name, "saved_model.pb")))
+    if not epochs:
+        raise UserError(f"no policy in {policy_dir!r}: point --policy_dir at the policy/ dir of an rlkit run "
+                        "(a SavedModel, or epoch_K SavedModels)")
+    chosen = epochs if all_epochs else epochs[-1:]
+    return [(name, os.path.join(policy_dir, name)) for _, name in chosen]
+
+
+def load_policy(path, observation_shape, action_space=None, observation_dtype=tf.uint8):
+    """`act(observations, temperature) -> actions` of a SavedModel exported by rlkit, checked
+    against the observations (frames, unless `observation_dtype` says otherwise) and (when given)
+    the action space of the env it will act in."""
+    try:
+        policy = tf.saved_model.load(path)
+        policy.act(tf.zeros((1,) + observation_shape, observation_dtype), tf.constant(0.0))
+    except (OSError, ValueError, TypeError, AttributeError, tf.errors.OpError) as e:
+        reason = " ".join(str(e).split())[:160]
+        raise UserError(f"cannot use the policy in {path!r} for {observation_shape} observations ({reason}): "
+                        "evaluate it with the hparams of the run that trained it") from None
+    if action_space is not None and hasattr(policy, "action_count"):
+        trained, wanted = int(policy.action_count.numpy()), action_count(action_space)
+        if trained != wanted:
+            raise UserError(f"the policy in {path!r} was trained for {trained} actions, but this env has {wanted}: "
+                            "evaluate it on the game it was trained on")
+
+    def act(observation, temperature):
+        return policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
+    return act

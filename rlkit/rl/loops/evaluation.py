@@ -1,0 +1,134 @@
+"""Evaluation shared by the model-based loop and the evaluator.
+
+* `evaluate_policy`: a policy on the real env over SimPLe's grid of sampling temperatures x
+  {eval_max_num_noops, 0} random no-ops at reset, one episode in each of eval_batch_size envs.
+* `reward_accuracy`: how often the world model, fed real frames and actions, predicts the
+  cumulative reward of an n-step rollout right (SimPLe's definition), and every reward of it.
+"""
+
+import numpy as np
+from absl import logging
+
+from rlkit.data_generators.batch_env import FrameStack
+from rlkit.data_generators.make_env import is_image_game, make_batch_env
+from rlkit.models.world_model import imagine
+from rlkit.rl.loops.rollout import run_episodes
+
+
+def eval_grid(hparams):
+    """(sampling temperature, max no-ops) pairs, in the order they are evaluated."""
+    noops = [hparams.eval_max_num_noops] + ([0] if hparams.eval_max_num_noops else [])
+    return [(float(t), n) for t in hparams.eval_sampling_temps for n in noops]
+
+
+def config_name(temperature, max_noops):
+    return f"sampling_temp_{temperature}_max_noops_{max_noops}"
+
+
+def summarize_returns(stats):
+    """Mean, median and std of unclipped and clipped returns, and the mean episode length."""
+    summary = {}
+    for kind, values in (("unclipped", stats.returns), ("clipped", stats.clipped_returns)):
+        summary[f"mean_{kind}"] = float(np.mean(values))
+        summary[f"median_{kind}"] = float(np.median(values))
+        summary[f"std_{kind}"] = float(np.std(values))
+    summary["mean_length"] = float(np.mean(stats.lengths))
+    return summary
+
+
+def run_eval_cell(hparams, env, act, name, temperature, seed, record_envs):
+    """One episode per env of `env` at `temperature`: (summary, recordings of the first envs)."""
+    stats = run_episodes(FrameStack(env, hparams.frame_stack_size), lambda observation: act(observation, temperature),
+                         hparams.eval_step_limit, seed, record_envs)
+    return log_cell(name, summarize_returns(stats)), stats.recordings
+
+
+def log_cell(name, summary):
+    logging.info("Eval %s: mean return %.2f (clipped %.2f), mean length %.1f", name, summary["mean_unclipped"],
+                 summary["mean_clipped"], summary["mean_length"])
+    return summary
+
+
+def evaluate_policy(hparams, act, seed, record_envs=0, workers=None):
+    """{config_name: summary} of `act(stacked_observations, temperature) -> actions` on the real env,
+    and {config_name: [(frames, rewards)] of the first `record_envs` episodes}.
+
+    workers (rlkit.rl.loops.workers): the episodes run on Ray actors, with the weights of the learner
+    they were started with (whose `act` `act` is), the same envs and seeds; nothing recorded."""
+    results, recordings = {}, {}
+    for temperature, max_noops in eval_grid(hparams):
+        env_hparams = hparams.copy()
+        env_hparams.max_num_noops = max_noops
+        if "episodic_life" in env_hparams:
+            env_hparams.episodic_life = False  # evaluation plays whole games
+        name = config_name(temperature, max_noops)
+        if workers is not None:
+            stats = workers.run_episodes(env_hparams, hparams.eval_batch_size, temperature, hparams.eval_step_limit,
+                                         seed)
+            results[name], recordings[name] = log_cell(name, summarize_returns(stats)), []
+            continue
+        # A gymnasium env's observations are no pictures: recorded episodes show its own drawing.
+        render = bool(record_envs) and not is_image_game(hparams.game)
+        with make_batch_env(env_hparams, hparams.eval_batch_size, render=render) as env:
+            results[name], recordings[name] = run_eval_cell(hparams, env, act, name, temperature, seed, record_envs)
+    return results, recordings
+
+
+def evaluate_in_world_model(hparams, act, simulated_env, seed, record_envs=0):
+    """Like evaluate_policy, inside a world model (a SimulatedBatchEnv of eval_batch_size envs):
+    each temperature over eval_step_limit steps from real starting frames (no no-ops there)."""
+    results, recordings = {}, {}
+    for temperature in hparams.eval_sampling_temps:
+        name = config_name(float(temperature), 0)
+        results[name], recordings[name] = run_eval_cell(hparams, simulated_env, act, name, temperature, seed,
+                                                        record_envs)
+    return results, recordings
+
+
+def main_return(results):
+    """The return a run is judged by (its best policy chosen, a search's trials compared): the
+    mean unclipped return at temperature 1 (the policy's own sampling: PPO's softmax, DQN's
+    evaluation epsilon), else the first cell's."""
+    cells = [name for name in results if name.startswith("sampling_temp_1.0_")] or list(results)
+    return results[cells[0]]["mean_unclipped"]
+
+
+def policy_scalars(results):
+    """TensorBoard tags of evaluate_policy's results, as SimPLe named them."""
+    return {f"mean_reward/eval/{name}_{kind}": summary[f"mean_{kind}"]
+            for name, summary in results.items() for kind in ("unclipped", "clipped")}
+
+
+def reward_accuracy(model, store, lengths, num_rollouts, temperature, seed, epochs=None):
+    """SimPLe's world-model metric from `num_rollouts` rollouts fed the real actions, each from
+    a random real context window of a FrameStore's `epochs` (held out from training):
+
+        reward_accuracy/at_N: the share whose predicted cumulative reward after N steps equals
+            the real one (SimPLe's definition);
+        reward_accuracy_every_step/at_N: the stricter share whose N predicted rewards are all right.
+
+    All rollouts run as one batch. Returns {} (with a warning) if no episode is long enough.
+    """
+    context, horizon = model.hparams.num_context_frames, max(lengths)
+    windows = store.windows(np.random.default_rng(seed), num_rollouts, context + horizon, epochs)
+    if windows is None:
+        logging.warning("No held-out episode has %d steps: reward accuracy skipped", context + horizon)
+        return {}
+    # actions[t] was taken on frames[t] and rewards[t] followed it: the first predicted frame
+    # is frames[context], after actions[context - 1].
+    actions = windows["actions"][:, context - 1:context - 1 + horizon]
+    real_rewards = windows["rewards"][:, context - 1:context - 1 + horizon]
+    _, predicted, _, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature,
+                                 history_actions=windows["actions"][:, :context - 1])
+    return reward_accuracies(predicted, real_rewards, lengths)
+
+
+def reward_accuracies(predicted, real, lengths):
+    """reward_accuracy's two shares from predicted and real rewards [rollouts, steps]."""
+    same_sum = np.cumsum(predicted, axis=1) == np.cumsum(real, axis=1)
+    correct = predicted == real
+    results = {}
+    for n in lengths:
+        results[f"reward_accuracy/at_{n}"] = float(np.mean(same_sum[:, n - 1]))
+        results[f"reward_accuracy_every_step/at_{n}"] = float(np.mean(correct[:, :n].all(axis=1)))
+    return results

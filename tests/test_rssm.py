@@ -1,0 +1,169 @@
+"""DreamerV2's world model: its loss math against plain numpy on hand values, and the model
+through rlkit's world-model interface and commands."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rlkit.hparams import create_hparams
+from rlkit.models.registry import get_model
+from rlkit.models.rssm import categorical_kl, kl_balanced, straight_through_sample
+from rlkit.models.world_model import LOSS_KEYS, imagine
+
+
+def numpy_kl(p_logits, q_logits):
+    p = np.exp(p_logits) / np.exp(p_logits).sum(-1, keepdims=True)
+    q = np.exp(q_logits) / np.exp(q_logits).sum(-1, keepdims=True)
+    return (p * (np.log(p) - np.log(q))).sum(axis=(-2, -1))
+
+
+def test_kl_of_groups_of_categoricals_matches_numpy():
+    post = np.array([[[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]], np.float32)   # 1 x 2 groups x 3 classes
+    prior = np.array([[[2.0, 1.0, 0.0], [0.0, 0.0, 3.0]]], np.float32)
+    np.testing.assert_allclose(categorical_kl(post, prior).numpy(), numpy_kl(post, prior), rtol=1e-5)
+    assert categorical_kl(post, post).numpy() == pytest.approx([0.0], abs=1e-6)
+
+
+def test_kl_balancing_weighs_its_two_gradients_and_floors_at_free_nats():
+    post = tf.Variable([[[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]])
+    prior = tf.Variable([[[2.0, 1.0, 0.0], [0.0, 0.0, 3.0]]])
+    kl = numpy_kl(post.numpy(), prior.numpy()).mean()
+    with tf.GradientTape(persistent=True) as tape:
+        loss, value = kl_balanced(post, prior, balance=0.8, free_nats=0.0)
+        plain = tf.reduce_mean(categorical_kl(post, prior))
+    assert loss.numpy() == pytest.approx(kl, rel=1e-5) and value.numpy() == pytest.approx(kl, rel=1e-5)
+    # The prior gets 0.8 of the plain KL's gradient, the posterior 0.2.
+    np.testing.assert_allclose(tape.gradient(loss, prior), 0.8 * tape.gradient(plain, prior), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(tape.gradient(loss, post), 0.2 * tape.gradient(plain, post), rtol=1e-5, atol=1e-7)
+    floored, _ = kl_balanced(post, prior, balance=0.8, free_nats=10.0)
+    assert floored.numpy() == pytest.approx(10.0)  # below the free nats: no gradient either
+    with tf.GradientTape() as tape:
+        floored, _ = kl_balanced(post, prior, balance=0.8, free_nats=10.0)
+    assert all(g is None or not np.any(g) for g in tape.gradient(floored, [post, prior]))
+
+
+def test_straight_through_samples_are_one_hot_with_the_probabilities_gradient():
+    logits = tf.Variable([[[0.5, -1.0, 2.0, 0.0]] * 3] * 1000)  # 1000 x 3 groups x 4 classes
+    with tf.GradientTape() as tape:
+        sample = straight_through_sample(logits, seed=(1, 2))
+        weighted = tf.reduce_sum(sample * tf.constant([1.0, 2.0, 3.0, 4.0]))
+    values = sample.numpy()
+    np.testing.assert_allclose(values.sum(-1), 1.0, rtol=1e-6)
+    assert set(np.unique(np.round(values, 5))) <= {0.0, 1.0}
+    probabilities = np.exp([0.5, -1.0, 2.0, 0.0]) / np.exp([0.5, -1.0, 2.0, 0.0]).sum()
+    np.testing.assert_allclose(values.reshape(-1, 4).mean(0), probabilities, atol=0.02)  # sampled as the logits say
+    with tf.GradientTape() as probability_tape:
+        expected = tf.reduce_sum(tf.nn.softmax(logits) * tf.constant([1.0, 2.0, 3.0, 4.0]))
+    np.testing.assert_allclose(tape.gradient(weighted, logits), probability_tape.gradient(expected, logits),
+                               rtol=1e-5, atol=1e-7)
+    greedy = straight_through_sample(logits[:1], temperature=0).numpy()
+    assert (greedy.argmax(-1) == 2).all()
+
+
+def minatar_windows(batch, length, channels=4, seed=0):
+    rng = np.random.default_rng(seed)
+    frames = (rng.random((batch, length, 10, 10, channels)) < 0.1).astype(np.uint8) * 255
+    ends = np.zeros((batch, length), np.int32)
+    ends[0, -1] = 1
+    return dict(frames=tf.constant(frames), actions=tf.constant(rng.integers(3, size=(batch, length)), tf.int32),
+                rewards=tf.constant(rng.integers(2, size=(batch, length)), tf.int32), ends=tf.constant(ends))
+
+
+def test_the_rssm_trains_and_steps_through_the_world_model_interface():
+    hparams = create_hparams("rssm_tiny", "learning_rate=3e-3")
+    model = get_model(hparams.model)(hparams, (10, 10, 4), 3, 2)
+    features = minatar_windows(4, hparams.num_context_frames + hparams.num_target_frames)
+    optimizer = model.make_optimizer()
+    losses = []
+    for _ in range(30):
+        with tf.GradientTape() as tape:
+            loss, metrics = model.loss_and_metrics(features, training=True)
+        variables = model.trainable_variables
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        losses.append(float(loss))
+    assert LOSS_KEYS <= set(metrics) and {"kl", "continue_loss", "image_loss"} <= set(metrics)
+    assert losses[-1] < 0.8 * losses[0], losses  # it learns the batch it sees
+    context = hparams.num_context_frames
+    frames, rewards, ends, history, _ = imagine(model, features["frames"][:, :context].numpy(),
+                                                np.ones((4, 5), np.int32), temperature=1.0,
+                                                history_actions=features["actions"][:, :context - 1].numpy())
+    assert frames.shape == (4, 5, 10, 10, 4) and frames.dtype == np.uint8 and set(np.unique(frames)) <= {0, 255}
+    assert rewards.shape == (4, 5) and set(np.unique(rewards)) <= {-1, 0, 1} and ends.dtype == bool
+    assert history.shape == (4, context, 10, 10, 4)
+    predicted = model.infer(features)
+    assert predicted["frames"].shape == (4, 10, 10, 4) and predicted["rewards"].shape == (4,)
+
+
+def test_trainer_world_model_trains_an_rssm_on_collected_minatar_data(cli, tmp_path):
+    collected = cli("rlkit.rl.collect", "--hparams_set=collect_random_tiny", "--hparams=game=minatar/breakout",
+                    f"--output_dir={tmp_path / 'random'}")
+    assert collected.returncode == 0, collected.stderr[-3000:]
+    out = str(tmp_path / "rssm")
+    result = cli("rlkit.rl.trainer_world_model", "--hparams_set=rssm_tiny", f"--data_dir={tmp_path / 'random'}/data",
+                 f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert tf.train.latest_checkpoint(out).endswith("ckpt-4")
+    assert os.path.isdir(os.path.join(out, "dream"))
+
+
+def test_lambda_returns_match_a_plain_loop_on_hand_values():
+    from rlkit.rl.learners.dreamer import lambda_returns, trajectory_weights
+
+    rewards = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], np.float32)       # H=3, B=2
+    discounts = np.array([[0.9, 0.9], [0.9, 0.0], [0.9, 0.9]], np.float32)
+    values = np.array([[0.5, 0.1], [1.0, 2.0], [2.0, 3.0], [4.0, 5.0]], np.float32)  # H+1
+    lam = 0.95
+    expected = np.zeros((3, 2), np.float32)
+    for b in range(2):
+        following = values[3, b]
+        for t in (2, 1, 0):
+            following = rewards[t, b] + discounts[t, b] * ((1 - lam) * values[t + 1, b] + lam * following)
+            expected[t, b] = following
+    np.testing.assert_allclose(lambda_returns(rewards, values, discounts, lam).numpy(), expected, rtol=1e-6)
+    # By hand, env 1: the episode ends after its second step, so V_1 is its reward alone.
+    assert expected[1, 1] == pytest.approx(2.0)
+    np.testing.assert_allclose(trajectory_weights(discounts).numpy(), [[1, 1], [0.9, 0.9], [0.81, 0.0]], rtol=1e-6)
+    # lambda 0 is the one-step TD target, lambda 1 the discounted sum bootstrapped at the end.
+    np.testing.assert_allclose(lambda_returns(rewards, values, discounts, 0.0).numpy(),
+                               rewards + discounts * values[1:], rtol=1e-6)
+
+
+def test_the_actor_loss_is_reinforce_for_rho_1_and_the_returns_gradient_for_rho_0():
+    from rlkit.rl.learners.dreamer import actor_loss, critic_loss
+
+    log_probs = tf.Variable([[-1.0, -2.0]])
+    returns = tf.Variable([[3.0, 1.0]])
+    baselines, weights, entropy = tf.constant([[1.0, 1.0]]), tf.constant([[1.0, 0.5]]), tf.constant([[0.7, 0.2]])
+    with tf.GradientTape(persistent=True) as tape:
+        reinforce, metrics = actor_loss(log_probs, entropy, returns, baselines, weights, rho=1.0, entropy_coef=1e-3)
+        backprop, _ = actor_loss(log_probs, entropy, returns, baselines, weights, rho=0.0, entropy_coef=1e-3)
+    expected = -np.mean([1.0 * (-1.0 * 2.0 + 1e-3 * 0.7), 0.5 * (-2.0 * 0.0 + 1e-3 * 0.2)])
+    assert reinforce.numpy() == pytest.approx(expected)
+    np.testing.assert_allclose(tape.gradient(reinforce, log_probs), [[-1.0, 0.0]])  # -w (V - v) / n
+    np.testing.assert_array_equal(tape.gradient(reinforce, returns), 0.0)  # advantages are constants
+    np.testing.assert_allclose(tape.gradient(backprop, returns), [[-0.5, -0.25]])  # -w / n
+    assert set(metrics) == {"actor_loss", "actor_entropy", "imagined_return"}
+    loss, _ = critic_loss(tf.constant([[2.0, 0.0]]), returns, weights)
+    assert loss.numpy() == pytest.approx(np.mean([0.5 * 1.0, 0.5 * 0.5 * 1.0]))
+
+
+def test_the_dreamer_agent_updates_its_world_model_actor_and_critic_and_copies_the_slow_critic():
+    from rlkit.rl.learners.dreamer import DreamerAgent
+
+    hparams = create_hparams("dreamer_actor_critic_tiny")
+    agent = DreamerAgent(hparams, (10, 10, 4), 3, 2, seed=0)
+    features = minatar_windows(4, hparams.world_model.num_context_frames + hparams.world_model.num_target_frames)
+    actor_before = [v.numpy().copy() for v in agent.actor.trainable_variables]
+    target_before = [v.numpy().copy() for v in agent.target_critic.variables]
+    metrics = agent.update(features)
+    assert {"model_loss", "kl", "actor_loss", "actor_entropy", "imagined_return", "critic_loss"} <= set(metrics)
+    assert all(np.isfinite(float(value)) for value in metrics.values())
+    assert any(np.any(b != a.numpy()) for b, a in zip(actor_before, agent.actor.trainable_variables))
+    # The slow critic stays until target_update_period (2) updates, then copies the critic.
+    assert all(np.array_equal(b, a.numpy()) for b, a in zip(target_before, agent.target_critic.variables))
+    agent.update(features)
+    assert int(agent.updates) == 2
+    assert all(np.array_equal(c.numpy(), t.numpy()) for c, t in zip(agent.critic.variables, agent.target_critic.variables))
+    assert not all(np.array_equal(b, t.numpy()) for b, t in zip(target_before, agent.target_critic.variables))
