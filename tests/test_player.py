@@ -9,7 +9,7 @@ import pytest
 from conftest import assert_one_line_error, run_module
 from rlkit.data_generators.atari import AtariBatchEnv
 from rlkit.hparams import create_hparams
-from rlkit.rl.player import Player, action_for, play
+from rlkit.rl.experiments.play import Player, action_for, play
 from rlkit.rl.learners.policy_export import find_policies, load_policy
 from rlkit.rl.loops.world_model_training import load_world_model
 

@@ -7,7 +7,7 @@
                    model's env and training, evaluation, Ray workers, and the two training
                    loops themselves (simple.py: the SimPLe loop; model_free.py)
     experiments/   the lab's tooling: a run of a set (runs.py), enjoy, searches, benchmarks,
-                   session graphs, learning curves
+                   session graphs, learning curves; the player's window (play.py)
     analysis/      commands that check a run against real data and make the results tables
 
 The modules here are the commands (`python -m rlkit.rl.<name>`): they parse flags and call in.

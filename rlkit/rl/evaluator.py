@@ -21,80 +21,15 @@ import os
 from absl import flags, logging
 
 from rlkit import cli, gcs
-from rlkit.data_generators.experience import random_policy
-from rlkit.data_generators.frame_store import FrameStore
-from rlkit.data_generators.make_env import frame_shape, pixel_values, spaces_of
 from rlkit.errors import UserError, run_command
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams.env_sets import add_eval_hparams
-from rlkit.video import episode_frames, write_mp4
 
 # TensorFlow and the modules that import it (about 5 s) are imported where they are used, so a
 # mistake in the flags is reported in well under a second.
 
 MODES = ("agent_real", "agent_simulated", "model")
 AGENTS = ("policy", "random")
-
-
-def write_videos(video_dir, label, recordings, zoom=2):
-    """One MP4 per recorded episode: DEBUG_VIDEO_PATH/{label}_{config}_{i}.mp4."""
-    paths = []
-    for config, episodes in recordings.items():
-        for i, (frames, rewards) in enumerate(episodes):
-            path = os.path.join(video_dir, f"{label}_{config}_{i}.mp4")
-            write_mp4(path, episode_frames(frames, rewards, zoom))
-            paths.append(path)
-    return paths
-
-
-def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num_debug_videos, video_dir,
-             seed, data_epochs=None):
-    """{label: results} for every policy evaluated (one label for the random agent), plus videos."""
-    import tensorflow as tf
-
-    from rlkit.rl.learners.policy_export import find_policies, load_policy
-    from rlkit.rl.loops import evaluation
-    from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
-    from rlkit.rl.loops.world_model_training import load_world_model
-
-    observation_space, action_space, _ = spaces_of(hparams)  # image frames, or a gymnasium env's vectors
-    observation_shape = (hparams.frame_stack_size,) + observation_space.shape
-    if mode == "model":
-        agents = [("world_model", None)]  # the world model's accuracy does not depend on an agent
-    elif agent == "random":
-        agents = [("random", random_policy(action_space, seed))]
-    else:
-        agents = [(label, load_policy(path, observation_shape, action_space, tf.as_dtype(observation_space.dtype)))
-                  for label, path in find_policies(policy_dir, all_epochs)]
-    model = store = None
-    if mode in ("agent_simulated", "model"):
-        model = load_world_model(hparams.world_model, wm_dir, frame_shape(hparams), int(action_space.n),
-                                 pixel_values(hparams))
-        store = FrameStore(data_dir)
-        if not store.episodes:
-            raise UserError(f"no readable episodes in --data_dir={data_dir!r}")
-    summary = {}
-    for label, act in agents:
-        if mode == "agent_real":
-            results, recordings = evaluation.evaluate_policy(hparams, act, seed, num_debug_videos)
-        elif mode == "agent_simulated":
-            simulated_env = SimulatedBatchEnv(model, store, hparams.eval_batch_size, action_space,
-                                              reward=hparams.simulated_reward)
-            results, recordings = evaluation.evaluate_in_world_model(hparams, act, simulated_env, seed,
-                                                                     num_debug_videos)
-        else:
-            epochs = sorted({e.epoch for e in store.episodes if data_epochs is None or e.epoch in data_epochs})
-            # Only data the model was not trained on measures it as SimPLe did: in a loop run,
-            # data/epoch_{K+1} for the world model of epoch K.
-            logging.info("Reward accuracy of %s on %s, data epochs %s", wm_dir, data_dir, epochs)
-            results = evaluation.reward_accuracy(model, store, hparams.reward_accuracy_lengths,
-                                                 hparams.reward_accuracy_rollouts, 1.0, seed, epochs=epochs)
-            recordings = {}
-        summary[label] = results
-        if video_dir and recordings:
-            paths = write_videos(video_dir, f"{mode}_{label}", recordings)
-            logging.info("Wrote %d videos for %s", len(paths), label)
-    return summary
 
 
 def define_flags():
@@ -138,14 +73,16 @@ def main(argv):
         data_epochs = [int(e) for e in FLAGS.data_epochs] if FLAGS.data_epochs else None
     except ValueError:
         raise UserError(f"--data_epochs={','.join(FLAGS.data_epochs)}: give data epoch numbers, e.g. 3 or 2,3") from None
+    # TensorFlow loads (about 5 s) once the flags are checked.
+    import tensorflow as tf
+
+    from rlkit.rl.loops import evaluation
+    from rlkit.summaries import write_summaries
+
     with cli.locked_output(FLAGS.eval_metrics_dir) as eval_dir, \
             gcs.local_output(FLAGS.debug_video_path or "") as video_dir:
-        summary = evaluate(hparams, FLAGS.mode, FLAGS.agent, policy_dir, wm_dir, data_dir, FLAGS.all_epochs,
-                           FLAGS.num_debug_videos, video_dir, FLAGS.seed, data_epochs)
-        import tensorflow as tf
-
-        from rlkit.rl.loops import evaluation
-        from rlkit.summaries import write_summaries
+        summary = evaluation.evaluate(hparams, FLAGS.mode, FLAGS.agent, policy_dir, wm_dir, data_dir,
+                                      FLAGS.all_epochs, FLAGS.num_debug_videos, video_dir, FLAGS.seed, data_epochs)
 
         os.makedirs(eval_dir, exist_ok=True)
         writer = tf.summary.create_file_writer(eval_dir)

@@ -6,13 +6,17 @@
   cumulative reward of an n-step rollout right (SimPLe's definition), and every reward of it.
 """
 
+import os
+
 import numpy as np
 from absl import logging
 
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import is_image_game, make_batch_env
+from rlkit.errors import UserError
 from rlkit.models.world_model import imagine
 from rlkit.rl.loops.rollout import run_episodes
+from rlkit.video import episode_frames, write_mp4
 
 
 def eval_grid(hparams):
@@ -132,3 +136,68 @@ def reward_accuracies(predicted, real, lengths):
         results[f"reward_accuracy/at_{n}"] = float(np.mean(same_sum[:, n - 1]))
         results[f"reward_accuracy_every_step/at_{n}"] = float(np.mean(correct[:, :n].all(axis=1)))
     return results
+
+
+def write_videos(video_dir, label, recordings, zoom=2):
+    """One MP4 per recorded episode: DEBUG_VIDEO_PATH/{label}_{config}_{i}.mp4."""
+    paths = []
+    for config, episodes in recordings.items():
+        for i, (frames, rewards) in enumerate(episodes):
+            path = os.path.join(video_dir, f"{label}_{config}_{i}.mp4")
+            write_mp4(path, episode_frames(frames, rewards, zoom))
+            paths.append(path)
+    return paths
+
+
+def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num_debug_videos, video_dir,
+             seed, data_epochs=None):
+    """The evaluator's work (`python -m rlkit.rl.evaluator`): {label: results} for every saved
+    policy evaluated (one label for the random agent) on the real env or inside the world model
+    in `wm_dir` (`mode`), or the world model's reward accuracy; videos into `video_dir`."""
+    import tensorflow as tf
+
+    from rlkit.data_generators.experience import random_policy
+    from rlkit.data_generators.frame_store import FrameStore
+    from rlkit.data_generators.make_env import frame_shape, pixel_values, spaces_of
+    from rlkit.rl.learners.policy_export import find_policies, load_policy
+    from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
+    from rlkit.rl.loops.world_model_training import load_world_model
+
+    observation_space, action_space, _ = spaces_of(hparams)  # image frames, or a gymnasium env's vectors
+    observation_shape = (hparams.frame_stack_size,) + observation_space.shape
+    if mode == "model":
+        agents = [("world_model", None)]  # the world model's accuracy does not depend on an agent
+    elif agent == "random":
+        agents = [("random", random_policy(action_space, seed))]
+    else:
+        agents = [(label, load_policy(path, observation_shape, action_space, tf.as_dtype(observation_space.dtype)))
+                  for label, path in find_policies(policy_dir, all_epochs)]
+    model = store = None
+    if mode in ("agent_simulated", "model"):
+        model = load_world_model(hparams.world_model, wm_dir, frame_shape(hparams), int(action_space.n),
+                                 pixel_values(hparams))
+        store = FrameStore(data_dir)
+        if not store.episodes:
+            raise UserError(f"no readable episodes in --data_dir={data_dir!r}")
+    summary = {}
+    for label, act in agents:
+        if mode == "agent_real":
+            results, recordings = evaluate_policy(hparams, act, seed, num_debug_videos)
+        elif mode == "agent_simulated":
+            simulated_env = SimulatedBatchEnv(model, store, hparams.eval_batch_size, action_space,
+                                              reward=hparams.simulated_reward)
+            results, recordings = evaluate_in_world_model(hparams, act, simulated_env, seed,
+                                                                     num_debug_videos)
+        else:
+            epochs = sorted({e.epoch for e in store.episodes if data_epochs is None or e.epoch in data_epochs})
+            # Only data the model was not trained on measures it as SimPLe did: in a loop run,
+            # data/epoch_{K+1} for the world model of epoch K.
+            logging.info("Reward accuracy of %s on %s, data epochs %s", wm_dir, data_dir, epochs)
+            results = reward_accuracy(model, store, hparams.reward_accuracy_lengths,
+                                                 hparams.reward_accuracy_rollouts, 1.0, seed, epochs=epochs)
+            recordings = {}
+        summary[label] = results
+        if video_dir and recordings:
+            paths = write_videos(video_dir, f"{mode}_{label}", recordings)
+            logging.info("Wrote %d videos for %s", len(paths), label)
+    return summary

@@ -1,0 +1,211 @@
+"""The player's window: a world model's frames next to the real game's and their difference,
+stepped with the keyboard (`python -m rlkit.rl.player` is the command; its docstring gives
+the keys and modes)."""
+
+import numpy as np
+
+from rlkit.data_generators.batch_env import FrameStack
+from rlkit.data_generators.make_env import action_space_of, make_batch_env
+from rlkit.display import open_window
+from rlkit.errors import UserError
+from rlkit.models.world_model import imagine
+from rlkit.video import text_strip, with_header
+
+MODES = ("sim_and_real", "simulated", "real")
+DIFFERENCE_THRESHOLD = 10
+COLUMN_GAP = 2  # black pixels (before zoom) between the columns
+KEYS_HELP = "W/A/S/D move, space fire, N no-op, R reset, X resync, C real-time, P policy, Q quit"
+
+
+def action_for(pressed, action_meanings):
+    """The game's action for the pressed directions and FIRE ({"UP", "FIRE"} -> "UPFIRE").
+
+    ALE names combinations vertical + horizontal + FIRE; a combination the game lacks falls
+    back to its largest part the game has (FIRE dropped first), then to NOOP.
+    """
+    def one_of(first, second):  # opposite directions held together cancel out
+        return [d for d in (first, second) if d in pressed] if (first in pressed) != (second in pressed) else []
+    vertical, horizontal = one_of("UP", "DOWN"), one_of("RIGHT", "LEFT")
+    fire = ["FIRE"] if "FIRE" in pressed else []
+    candidates = [vertical + horizontal + fire, vertical + horizontal, vertical + fire, horizontal + fire,
+                  vertical, horizontal, fire]
+    for parts in candidates:
+        if parts and "".join(parts) in action_meanings:
+            return action_meanings.index("".join(parts))
+    return action_meanings.index("NOOP")
+
+
+def difference_image(model_frame, real_frame):
+    """|model - real| per pixel, less DIFFERENCE_THRESHOLD and floored at 0."""
+    difference = np.abs(model_frame.astype(np.int16) - real_frame.astype(np.int16)) - DIFFERENCE_THRESHOLD
+    return np.clip(difference, 0, 255).astype(np.uint8)
+
+
+class Column:
+    """One game shown in the window: its last frames (the game's own window: FrameStack's for
+    the real game, imagine's for the model), rewards and frame count."""
+
+    def __init__(self, title):
+        self.title = title
+        self.history = None  # [k, H, W, C]
+        self.cumulative = self.last = 0.0
+        self.frames = 0
+
+    def start(self, history):
+        self.history = np.array(history)
+        self.cumulative = self.last = 0.0
+        self.frames = 0
+
+    def add(self, history, reward):
+        self.history = history
+        self.last = float(reward)
+        self.cumulative += self.last
+        self.frames += 1
+
+    @property
+    def frame(self):
+        return self.history[-1]
+
+    def header(self):
+        return f"{self.title} cum {self.cumulative:g} r {self.last:g} f {self.frames}"
+
+
+class Player:
+    """The game state behind the window: a real env and/or a world model, stepped together."""
+
+    def __init__(self, mode, hparams, model=None, store=None, policy=None, seed=0, zoom=3):
+        """store: a FrameStore of real data that simulated mode starts the model from."""
+        self.mode, self.hparams, self.model, self.policy, self.zoom = mode, hparams, model, policy, zoom
+        self.context = hparams.frame_stack_size
+        self.real_env = FrameStack(make_batch_env(hparams, 1), self.context) if mode != "simulated" else None
+        self.action_meanings = action_space_of(hparams)[1]
+        self.store = store
+        if mode == "simulated" and not (store and store.chosen_episodes(None, self.context, from_start=True)):
+            raise UserError(f"no stored episode start with {self.context} frames to begin the world model from")
+        self.real = Column("real") if mode != "simulated" else None
+        self.simulated = Column("model") if mode != "real" else None
+        self.rng = np.random.default_rng(seed)
+        self.seed = seed
+        self.waiting = True          # step on key presses (else in real time)
+        self.policy_control = False
+        self.held = set()            # "UP", "DOWN", "LEFT", "RIGHT", "FIRE"
+        self.recorded = []           # canvases, when recording
+        self.reset()
+
+    def reset(self):
+        """Restarts the real game (its first k frames, reached with no-ops) and the model from them."""
+        if self.real_env is not None:
+            stack = self.real_env.reset(seed=self.seed)
+            self.seed += 1
+            for _ in range(self.context - 1):  # k real frames for the model to start from
+                stack, _ = self.real_env.step(np.zeros(1, np.int64))
+            frames = stack[0]
+            self.real.start(frames)
+        else:
+            frames = self.store.random_window(self.rng, self.context, from_start=True)["frames"]
+        if self.simulated is not None:
+            self.simulated.start(frames)
+            self.state = None  # imagine starts the model's recurrent state afresh
+
+    def resync(self):
+        """Restarts the world model from the last k real frames (X)."""
+        if self.real is not None and self.simulated is not None:
+            self.simulated.start(self.real.history)
+            self.state = None
+
+    def policy_action(self):
+        observer = self.real if self.real is not None else self.simulated
+        return int(self.policy(observer.history[None], 0.0)[0])
+
+    def step(self, action=None):
+        """One agent step of every game shown: the keys' action, or the policy's in policy control."""
+        if action is None:
+            action = self.policy_action() if self.policy_control else action_for(self.held, self.action_meanings)
+        actions = np.array([action], np.int64)
+        if self.simulated is not None:
+            _, rewards, _, history, self.state = imagine(self.model, self.simulated.history[None], actions[:, None],
+                                                      self.state)
+            self.simulated.add(history[0], rewards[0, 0])
+        if self.real is not None:
+            stack, step = self.real_env.step(actions)
+            if step.done[0]:
+                self.reset()
+            else:
+                self.real.add(stack[0], step.raw_reward[0])
+
+    def canvas(self):
+        """The window's pixels [H, W, 3]: the columns under their headers, then the status lines."""
+        columns = [c for c in (self.simulated, self.real) if c is not None]
+        images = [with_header(c.frame, c.header(), self.zoom) for c in columns]
+        if len(columns) == 2:
+            difference = difference_image(self.simulated.frame, self.real.frame)
+            images.append(with_header(difference, "difference |model - real|", self.zoom))
+        gap = np.zeros((images[0].shape[0], COLUMN_GAP * self.zoom, 3), np.uint8)
+        top = np.concatenate([part for image in images for part in (gap, image)][1:], axis=1)
+        control = "policy plays" if self.policy_control else "you play"
+        timing = "waiting for a key" if self.waiting else "real time"
+        status = text_strip([f"{self.mode} | {timing} | {control}", KEYS_HELP], top.shape[1], self.zoom,
+                            scale=0.25)
+        return np.concatenate([top, status], axis=0)
+
+
+def play(player, fps, max_frames=None):
+    """The pygame event loop: keys drive the player; returns when Q/Esc or the window closes."""
+    import pygame
+
+    directions = {pygame.K_w: "UP", pygame.K_s: "DOWN", pygame.K_a: "LEFT", pygame.K_d: "RIGHT",
+                  pygame.K_SPACE: "FIRE"}
+    canvas = player.canvas()
+    screen = open_window(canvas.shape[1], canvas.shape[0], f"rlkit player: {player.hparams.game}")
+    clock = pygame.time.Clock()
+    frames = 0
+    running = True
+    while running and (max_frames is None or frames < max_frames):
+        stepped = False
+        for event in pygame.event.get():
+            if event.type == pygame.QUIT:
+                running = False
+            elif event.type == pygame.KEYDOWN:
+                if event.key in (pygame.K_q, pygame.K_ESCAPE):
+                    running = False
+                elif event.key == pygame.K_r:
+                    player.reset()
+                elif event.key == pygame.K_x:
+                    player.resync()
+                elif event.key == pygame.K_c:
+                    player.waiting = not player.waiting
+                elif event.key == pygame.K_p and player.policy is not None:
+                    player.policy_control = not player.policy_control
+                elif event.key == pygame.K_n and player.waiting:
+                    player.step(action=player.action_meanings.index("NOOP"))
+                    stepped = True
+                elif event.key in directions:
+                    player.held.add(directions[event.key])
+                    if player.waiting:
+                        player.step()
+                        stepped = True
+            elif event.type == pygame.KEYUP and event.key in directions:
+                player.held.discard(directions[event.key])
+        if running and not stepped and (not player.waiting or player.policy_control):
+            player.step()
+            stepped = True
+        canvas = player.canvas()
+        if stepped:
+            player.recorded.append(canvas)
+        pygame.surfarray.blit_array(screen, canvas.transpose(1, 0, 2))
+        pygame.display.flip()
+        frames += 1
+        clock.tick(fps)
+    return screen
+
+
+def dry_run(player, steps=8):
+    """A few scripted steps without a display: no-ops, the keys' actions, a resync."""
+    for pressed in [set(), {"UP"}, {"RIGHT"}, {"FIRE"}, {"LEFT", "FIRE"}]:
+        player.held = pressed
+        player.step()
+        player.recorded.append(player.canvas())
+    player.resync()
+    for _ in range(steps - 5):
+        player.step(action=0)
+        player.recorded.append(player.canvas())
