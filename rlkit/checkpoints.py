@@ -26,7 +26,8 @@ def _restore(checkpoint, path, added_later):
     if missing:  # restore through a view without them
         checkpoint = tf.train.Checkpoint(**{name: value for name, value in vars(checkpoint).items()
                                             if not name.startswith("_") and name not in missing})
-    checkpoint.restore(path).assert_existing_objects_matched()
+    # Every object given must match; a checkpoint may hold more (Dreamer's agent, read for its world model).
+    checkpoint.restore(path).assert_existing_objects_matched().expect_partial()
 
 
 def restore_latest(checkpoint, manager, what, added_later=()):

@@ -152,9 +152,9 @@ def test_the_actor_loss_is_reinforce_for_rho_1_and_the_returns_gradient_for_rho_
 def test_the_dreamer_agent_updates_its_world_model_actor_and_critic_and_copies_the_slow_critic():
     from rlkit.rl.learners.dreamer import DreamerAgent
 
-    hparams = create_hparams("dreamer_actor_critic_tiny")
-    agent = DreamerAgent(hparams, (10, 10, 4), 3, 2, seed=0)
-    features = minatar_windows(4, hparams.world_model.num_context_frames + hparams.world_model.num_target_frames)
+    hparams, world_model = create_hparams("dreamer_actor_critic_tiny"), create_hparams("rssm_tiny")
+    agent = DreamerAgent(hparams, world_model, (10, 10, 4), 3, 2, seed=0)
+    features = minatar_windows(4, world_model.num_context_frames + world_model.num_target_frames)
     actor_before = [v.numpy().copy() for v in agent.actor.trainable_variables]
     target_before = [v.numpy().copy() for v in agent.target_critic.variables]
     metrics = agent.update(features)

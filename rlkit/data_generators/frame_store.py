@@ -25,7 +25,6 @@ import numpy as np
 from rlkit.data_generators import storage
 
 
-
 @dataclasses.dataclass
 class StoredEpisode:
     """One episode's (or the stored part of one's) steps, as global indices into the store."""
@@ -230,6 +229,38 @@ class FrameStore:
         dataset = tf.data.Dataset.from_tensor_slices(starts).shuffle(len(starts), seed=seed,
                                                                      reshuffle_each_iteration=True)
         return dataset.map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+    # Sequences: DreamerV2's training chunks, which run on from one episode into another.
+
+    def sequences(self, rng, count, length, epochs=None):
+        """`count` sequences of `length` stored steps, stacked [count, L, ...]: each starts at a
+        step drawn uniformly from every stored step (of `epochs`) and, where its episode's stored
+        steps run out, goes on at the start of another random episode, as DreamerV2's replay
+        chunks run over episode boundaries. Fields: frames, actions, rewards (clipped, float32),
+        raw_rewards, ends (the step ended the episode in the game: a terminal, not a time
+        limit), firsts (an episode's first step, where a recurrent state starts afresh).
+        None if nothing is stored."""
+        chosen = self.chosen_episodes(epochs)
+        if not chosen:
+            return None
+        lengths = np.array([len(self.episodes[i]) for i in chosen])
+        starts_at_reset = [i for i in chosen if self.episodes[i].starts_at_reset] or list(chosen)
+        # A step drawn uniformly: its episode by length, then its position.
+        episodes = rng.choice(len(chosen), size=count, p=lengths / lengths.sum())
+        indices, firsts = np.zeros((count, length), np.int64), np.zeros((count, length), bool)
+        for row, choice in enumerate(episodes):
+            episode = self.episodes[chosen[choice]]
+            position, filled = int(rng.integers(len(episode))), 0
+            while filled < length:
+                piece = episode.indices[position:position + length - filled]
+                indices[row, filled:filled + len(piece)] = piece
+                firsts[row, filled] = filled > 0 or (position == 0 and episode.starts_at_reset)
+                filled += len(piece)
+                episode, position = self.episodes[starts_at_reset[rng.integers(len(starts_at_reset))]], 0
+        return dict(frames=self.frames(indices), actions=self._column("actions")[indices].astype(np.int32),
+                    rewards=self._column("rewards")[indices].astype(np.float32),
+                    raw_rewards=self._column("raw_rewards")[indices].astype(np.float32),
+                    ends=self._column("terminated")[indices].astype(np.int32), firsts=firsts)
 
     # Transitions: a frame stack, the action taken on it, its reward and the next stack.
 

@@ -121,6 +121,10 @@ RULES = {
     # and its actor-critic (rlkit.rl.learners.dreamer)
     "actor_critic_units": positive, "actor_critic_layers": non_negative,
     "actor_learning_rate": positive, "critic_learning_rate": positive, "horizon": positive, "return_lambda": discount,
+    # and its loop (rlkit.rl.loops.dreamer)
+    "loop": one_of("dreamer"), "train_ratio": positive, "prefill_steps": non_negative,
+    "log_every_updates": positive, "offline_data_dir": anything, "offline_updates": positive,
+    "offline_checkpoint_updates": positive,
 }
 
 
@@ -168,6 +172,8 @@ def _check_together(hparams, prefix):
         if get("num_real_env_steps") < get("epochs"):
             _fail(prefix, "num_real_env_steps", get("num_real_env_steps"),
                   f"must be at least epochs ({get('epochs')}): each epoch collects real steps")
+    if get("loop") == "dreamer" and get("prefill_steps") >= get("num_env_steps") and not get("offline_data_dir"):
+        _fail(prefix, "prefill_steps", get("prefill_steps"), f"must be below num_env_steps ({get('num_env_steps')})")
     # PPO splits each rollout of envs x rollout_length steps into num_minibatches.
     algo = get("base_algo")
     learner = get(algo) if isinstance(algo, str) and isinstance(get(algo), HParams) else None

@@ -1,9 +1,13 @@
-"""DreamerV2's world model (rlkit.models.rssm) at the published values, sized for MinAtar, and tiny.
+"""DreamerV2: its world model (rlkit.models.rssm), its actor-critic (rlkit.rl.learners.dreamer)
+and its loop (rlkit.rl.loops.dreamer) at the published values, sized for MinAtar, and tiny.
+
+    python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar --hparams=game=minatar/breakout --output_dir=DIR
 
 Provenance (../shared/reference/dreamer.md): Hafner et al. 2021, "Mastering Atari with Discrete
 World Models", Table D.1 (Atari), and the released code (danijar/dreamerv2 configs.yaml).
 """
 
+from rlkit.hparams.env_sets import add_minatar_eval_hparams, env_atari_sticky, env_minatar
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
 
@@ -95,13 +99,11 @@ def rssm_tiny():
 
 @register_hparams
 def dreamer_actor_critic_atari():
-    """DreamerV2's actor-critic in imagination on Atari (paper, Table D.1), with its world model as
-    `world_model`: horizon 15, gamma 0.995 (the table; 0.999 in the main text and the released
+    """DreamerV2's actor-critic in imagination on Atari (paper, Table D.1): horizon 15, gamma 0.995 (the table; 0.999 in the main text and the released
     code), lambda 0.95, actor and critic MLPs 4 x 400, Adam 4e-5 (actor) and 1e-4 (critic) with
     epsilon 1e-5 and clip 100, entropy 1e-3 (REINFORCE for discrete actions), the slow critic
-    copied every 100 updates. A component of the Dreamer loop sets (the loop is not built yet)."""
+    copied every 100 updates. A component of the Dreamer loop sets."""
     return HParams(
-        world_model=rssm_atari(),
         actor_critic_units=400,
         actor_critic_layers=4,
         actor_learning_rate=4e-5,
@@ -119,7 +121,6 @@ def dreamer_actor_critic_atari():
 def dreamer_actor_critic_minatar():
     """The actor-critic sized with rssm_minatar: MLPs 2 x 200 (the paper's other values)."""
     hparams = dreamer_actor_critic_atari()
-    hparams.world_model = rssm_minatar()
     hparams.actor_critic_units = 200
     hparams.actor_critic_layers = 2
     return hparams
@@ -129,9 +130,97 @@ def dreamer_actor_critic_minatar():
 def dreamer_actor_critic_tiny():
     """The actor-critic on rssm_tiny, imagining 3 steps: for tests."""
     hparams = dreamer_actor_critic_minatar()
-    hparams.world_model = rssm_tiny()
     hparams.actor_critic_units = 16
     hparams.actor_critic_layers = 1
     hparams.horizon = 3
     hparams.target_update_period = 2
+    return hparams
+
+
+def _dreamer_loop(env, world_model, actor_critic):
+    """A Dreamer loop set: the env's values, the world model and the actor-critic, and the loop's."""
+    hparams = env
+    hparams.frame_stack_size = 1  # the recurrent state replaces frame stacks
+    for name, value in dict(
+        loop="dreamer",
+        world_model=world_model,
+        actor_critic=actor_critic,
+        num_env_steps=100_000,   # real agent steps
+        num_envs=1,
+        prefill_steps=50_000,    # uniformly random steps before learning starts
+        # Replayed steps per env step (DreamerV3's definition): a gradient step every
+        # batch_size x sequence length / train_ratio env steps.
+        train_ratio=625,
+        replay_capacity=2_000_000,
+        shard_steps=1000,        # steps per env in a replay shard; a checkpoint with each
+        eval_every_steps=20_480,
+        log_every_steps=1000,
+        log_every_updates=100,
+        # Offline: learn from another run's data/ (or collect's output) alone, then evaluate.
+        offline_data_dir="",
+        offline_updates=10_000,
+        offline_checkpoint_updates=500,
+        # How the evaluator and the player probe the world model (as for SimPLe's: rlmb_base).
+        simulated_temperature=1.0,
+        simulated_reward="likeliest",
+        reward_accuracy_lengths=[12, 50],
+        reward_accuracy_rollouts=128,
+    ).items():
+        hparams.add_hparam(name, value)
+    return add_minatar_eval_hparams(hparams) if hparams.game.startswith("minatar/") else hparams
+
+
+@register_hparams
+def dreamer_v2_atari():
+    """DreamerV2 on Atari as the paper ran it (Table D.1; ../shared/reference/dreamer.md): 64x64
+    grayscale frames, action repeat 4, sticky actions (0.25), no frame stack; prefill 50K random
+    steps; a gradient step every 4 agent steps on batch 50 x 50 (train_ratio 625); replay 2M
+    steps; the world model rssm_atari and the actor-critic dreamer_actor_critic_atari.
+    Where the released code differs: batch 16 x 50 and a gradient step every 16 agent steps
+    (`--hparams=world_model.batch_size=16,train_ratio=50`), for a smaller GPU; the paper's values
+    are used because they are the published ones. Its evaluation is SimPLe's Atari grid (add_eval_hparams)."""
+    from rlkit.hparams.env_sets import add_eval_hparams
+
+    env = env_atari_sticky()
+    env.frame_height, env.frame_width, env.grayscale = 64, 64, True
+    env.max_num_noops = 0
+    hparams = _dreamer_loop(env, rssm_atari(), dreamer_actor_critic_atari())
+    hparams.num_env_steps = 50_000_000  # the paper's 200M frames
+    hparams.eval_every_steps = 250_000
+    return add_eval_hparams(hparams)
+
+
+@register_hparams
+def dreamer_v2_minatar():
+    """DreamerV2 on a MinAtar game at 100K real steps, sized for a 2-core CPU: rssm_minatar and
+    dreamer_actor_critic_minatar (GRU 200, 32x32 latents, sequences of 16 at batch 16), a prefill
+    of 5K random steps, a gradient step every 8 env steps (train_ratio 32: about 12K gradient
+    steps, an hour on 2 CPU cores by scripts/bench_dreamer.py; the community MinAtar runs took
+    one every 10), the evaluation of docs/results.md. `--hparams=game=minatar/space_invaders`."""
+    hparams = _dreamer_loop(env_minatar(), rssm_minatar(), dreamer_actor_critic_minatar())
+    hparams.prefill_steps = 5000
+    hparams.train_ratio = 32
+    hparams.replay_capacity = 1_000_000
+    return hparams
+
+
+@register_hparams
+def dreamer_v2_tiny():
+    """A few hundred MinAtar steps of the Dreamer loop: for tests."""
+    hparams = _dreamer_loop(env_minatar(), rssm_tiny(), dreamer_actor_critic_tiny())
+    hparams.num_env_steps = 120
+    hparams.num_envs = 2
+    hparams.prefill_steps = 40
+    hparams.train_ratio = 10  # batches of 4 x 5 steps: a gradient step every 2 env steps
+    hparams.shard_steps = 20
+    hparams.eval_every_steps = 60
+    hparams.log_every_steps = 40
+    hparams.log_every_updates = 5
+    hparams.offline_updates = 6
+    hparams.offline_checkpoint_updates = 3
+    hparams.eval_sampling_temps = [0.0, 1.0]
+    hparams.eval_batch_size = 2
+    hparams.eval_step_limit = 30
+    hparams.reward_accuracy_lengths = [2, 4]
+    hparams.reward_accuracy_rollouts = 4
     return hparams

@@ -169,6 +169,7 @@ class RSSM(keras.Model):
     def advance(self, state, actions):
         """h_{t+1} from the state and the action taken on it (int [B] or one-hot/continuous [B, A])."""
         h, z = state
+        actions = tf.convert_to_tensor(actions)
         if actions.dtype.is_integer:
             actions = tf.one_hot(actions, self.num_actions)
         inputs = self.state_input(tf.concat([tf.reshape(z, [-1, self.groups * self.classes]), actions], -1))
@@ -192,25 +193,30 @@ class RSSM(keras.Model):
         embedded = self.encoder(flat)
         return tf.reshape(embedded, tf.concat([shape[:-3], [embedded.shape[-1]]], 0))
 
-    def observe(self, frames, actions, state=None, seed=None):
-        """Filters a window: frames [B, T, H, W, C] with actions [B, T] (actions[t] taken on
-        frames[t]). Returns (posterior states h [B, T, D], z [B, T, G, K]; posterior and prior
-        logits [B, T, G, K]); the state before the window is `state` (zeros: an episode start)."""
+    def observe(self, frames, actions, firsts=None, seed=None):
+        """Filters windows: frames [B, T, H, W, C] with actions [B, T] (actions[t] taken on
+        frames[t]); firsts [B, T] marks the first step of an episode (a window runs on into
+        another episode), where the state starts afresh, as it does at the window's start.
+
+        Returns a dict: the posterior states `h` [B, T, D] and `z` [B, T, G, K], their
+        `posterior_logits` and `prior_logits` [B, T, G, K], and `h_after` [B, T, D], the
+        deterministic state after each action (h_after[t] is h[t + 1] unless an episode starts there)."""
         embeddings = self.embed(frames)
         batch, length = frames.shape[0] or tf.shape(frames)[0], frames.shape[1]
-        state = self.initial_state(batch) if state is None else state
-        hs, zs, posteriors, priors = [], [], [], []
-        h = state[0]
+        state = self.initial_state(batch)
+        out = {name: [] for name in ("h", "z", "posterior_logits", "prior_logits", "h_after")}
         for t in range(length):
-            if t > 0:
-                h = self.advance(state, actions[:, t - 1])
-            priors.append(self._logits(self.prior_net, h))
+            h = state[0] if t == 0 else out["h_after"][-1]
+            if firsts is not None and t > 0:
+                h = tf.where(tf.cast(firsts[:, t, None], tf.bool), tf.zeros_like(h), h)
+            out["prior_logits"].append(self._logits(self.prior_net, h))
             step_seed = None if seed is None else seed + t
             state, logits = self.observe_step(h, embeddings[:, t], step_seed)
-            hs.append(state[0])
-            zs.append(state[1])
-            posteriors.append(logits)
-        return (tf.stack(hs, 1), tf.stack(zs, 1)), tf.stack(posteriors, 1), tf.stack(priors, 1)
+            out["h"].append(state[0])
+            out["z"].append(state[1])
+            out["posterior_logits"].append(logits)
+            out["h_after"].append(self.advance(state, actions[:, t]))
+        return {name: tf.stack(values, 1) for name, values in out.items()}
 
     def heads(self, features):
         """(reward means, continue logits) of the state reached after each action."""
@@ -226,32 +232,40 @@ class RSSM(keras.Model):
         return loss, metrics
 
     def train_loss(self, features):
-        """(loss, metrics, the posterior states (h [B, T, D], z [B, T, G, K])) on a batch of windows:
-        the states are where the actor-critic starts imagining from."""
+        """(loss, metrics, the posterior states (h [B, T, D], z [B, T, G, K])) on a batch of windows
+        (frames, actions, rewards, ends and, where a window runs into another episode, firsts):
+        the states are where the actor-critic starts imagining from.
+
+        The reward and continue heads read the state after each action: the next posterior state
+        inside the window, or a prior step where none follows in the same episode (the window's
+        last step, an episode's last)."""
         frames, actions = features["frames"], features["actions"]
         rewards, ends = tf.cast(features["rewards"], tf.float32), features["ends"]
+        firsts = features.get("firsts")
         batch, length = frames.shape[0], frames.shape[1]
-        (hs, zs), posterior_logits, prior_logits = self.observe(frames, actions)
-        flat = self.features((tf.reshape(hs, [batch * length, -1]), tf.reshape(zs, [batch * length, self.groups,
-                                                                                   self.classes])))
+        groups, classes = self.groups, self.classes
+        states = self.observe(frames, actions, firsts)
+        hs, zs = states["h"], states["z"]
+        flat = self.features((tf.reshape(hs, [batch * length, -1]), tf.reshape(zs, [batch * length, groups, classes])))
         frame_outputs = tf.reshape(self.decode(flat), [batch, length] + list(self.frame_shape))
-        # The state after each action: the next posterior inside the window, a prior step past it.
-        (h_last, z_last), _ = self.prior_step((hs[:, -1], zs[:, -1]), actions[:, -1])
-        after = self.features((tf.reshape(tf.concat([hs[:, 1:], h_last[:, None]], 1), [batch * length, -1]),
-                               tf.reshape(tf.concat([zs[:, 1:], z_last[:, None]], 1),
-                                          [batch * length, self.groups, self.classes])))
+        h_after = tf.reshape(states["h_after"], [batch * length, -1])
+        z_prior = tf.reshape(straight_through_sample(self._logits(self.prior_net, h_after)),
+                             [batch, length, groups, classes])
+        follows = tf.ones([batch, length - 1], tf.bool) if firsts is None else ~tf.cast(firsts[:, 1:], tf.bool)
+        follows = tf.concat([follows, tf.zeros([batch, 1], tf.bool)], 1)[:, :, None, None]
+        z_after = tf.where(follows, tf.concat([zs[:, 1:], z_prior[:, -1:]], 1), z_prior)
+        after = self.features((h_after, tf.reshape(z_after, [batch * length, groups, classes])))
         reward_means, continue_logits = (tf.reshape(x, [batch, length]) for x in self.heads(after))
         hp = self.hparams
         loss, metrics = world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends,
-                                         posterior_logits, prior_logits, self.pixel_values, hp.kl_scale,
-                                         hp.kl_balance, hp.free_nats, hp.continue_scale)
+                                         states["posterior_logits"], states["prior_logits"], self.pixel_values,
+                                         hp.kl_scale, hp.kl_balance, hp.free_nats, hp.continue_scale)
         predicted = self._frames_of(frame_outputs)
         metrics.update(
             pixel_loss=metrics["image_loss"],
             pixel_accuracy=tf.reduce_mean(tf.cast(tf.equal(predicted, frames), tf.float32)),
             reward_accuracy=tf.reduce_mean(tf.cast(tf.equal(tf.clip_by_value(tf.round(reward_means), -1, 1),
                                                             rewards), tf.float32)))
-        assert {"image_loss", "reward_loss", "continue_loss", "kl_loss", "pixel_accuracy"} <= set(metrics)
         return loss, metrics, (hs, zs)
 
     def _frames_of(self, frame_outputs):
@@ -265,8 +279,8 @@ class RSSM(keras.Model):
         `history_actions` taken on them): a state on which the next action is taken."""
         actions = tf.concat([tf.cast(history_actions, tf.int32),
                              tf.zeros([tf.shape(history)[0], 1], tf.int32)], 1)
-        (hs, zs), _, _ = self.observe(history, actions)
-        return hs[:, -1], zs[:, -1]
+        states = self.observe(history, actions)
+        return states["h"][:, -1], states["z"][:, -1]
 
     def next_frame_and_end(self, history, actions, state, temperature=1.0, expected_reward=False):
         state, _ = self.prior_step(state, tf.convert_to_tensor(actions, tf.int32), float(temperature))

@@ -40,6 +40,8 @@ def enjoy(hparams, act, num_episodes, temperature, seed, show, max_steps, zoom=2
         env = FrameStack(batch_env, hparams.frame_stack_size)
         for episode in range(num_episodes):
             observation = env.reset(seed=seed + episode)
+            if hasattr(act, "reset"):  # a recurrent policy (Dreamer's) starts the episode afresh
+                act.reset()
             total, length, keep_going = 0.0, 0, True
             while length < max_steps:
                 image = picture(env, observation, zoom)

@@ -42,8 +42,8 @@ def difference_image(model_frame, real_frame):
 
 
 class Column:
-    """One game shown in the window: its last frames (the game's own window: FrameStack's for
-    the real game, imagine's for the model), rewards and frame count."""
+    """One game shown in the window: its last k frames (what the world model starts from and the
+    policy sees the newest of), rewards and frame count."""
 
     def __init__(self, title):
         self.title = title
@@ -56,8 +56,8 @@ class Column:
         self.cumulative = self.last = 0.0
         self.frames = 0
 
-    def add(self, history, reward):
-        self.history = history
+    def add(self, frame, reward):
+        self.history = np.concatenate([self.history[1:], frame[None]])
         self.last = float(reward)
         self.cumulative += self.last
         self.frames += 1
@@ -76,8 +76,10 @@ class Player:
     def __init__(self, mode, hparams, model=None, store=None, policy=None, seed=0, zoom=3):
         """store: a FrameStore of real data that simulated mode starts the model from."""
         self.mode, self.hparams, self.model, self.policy, self.zoom = mode, hparams, model, policy, zoom
-        self.context = hparams.frame_stack_size
-        self.real_env = FrameStack(make_batch_env(hparams, 1), self.context) if mode != "simulated" else None
+        # Frames kept per game: the policy's stack, and the model's context (Dreamer's policy stacks none).
+        self.model_context = model.hparams.num_context_frames if model is not None else 1
+        self.context = max(hparams.frame_stack_size, self.model_context)
+        self.real_env = FrameStack(make_batch_env(hparams, 1), hparams.frame_stack_size) if mode != "simulated" else None
         self.action_meanings = action_space_of(hparams)[1]
         self.store = store
         if mode == "simulated" and not (store and store.chosen_episodes(None, self.context, from_start=True)):
@@ -97,15 +99,19 @@ class Player:
         if self.real_env is not None:
             stack = self.real_env.reset(seed=self.seed)
             self.seed += 1
+            frames = [stack[0, -1]]
             for _ in range(self.context - 1):  # k real frames for the model to start from
                 stack, _ = self.real_env.step(np.zeros(1, np.int64))
-            frames = stack[0]
+                frames.append(stack[0, -1])
+            frames = np.stack(frames)
             self.real.start(frames)
         else:
             frames = self.store.random_window(self.rng, self.context, from_start=True)["frames"]
         if self.simulated is not None:
             self.simulated.start(frames)
             self.state = None  # imagine starts the model's recurrent state afresh
+        if hasattr(self.policy, "reset"):  # a recurrent policy (Dreamer's) starts afresh too
+            self.policy.reset()
 
     def resync(self):
         """Restarts the world model from the last k real frames (X)."""
@@ -115,7 +121,7 @@ class Player:
 
     def policy_action(self):
         observer = self.real if self.real is not None else self.simulated
-        return int(self.policy(observer.history[None], 0.0)[0])
+        return int(self.policy(observer.history[None, -self.hparams.frame_stack_size:], 0.0)[0])
 
     def step(self, action=None):
         """One agent step of every game shown: the keys' action, or the policy's in policy control."""
@@ -123,15 +129,15 @@ class Player:
             action = self.policy_action() if self.policy_control else action_for(self.held, self.action_meanings)
         actions = np.array([action], np.int64)
         if self.simulated is not None:
-            _, rewards, _, history, self.state = imagine(self.model, self.simulated.history[None], actions[:, None],
-                                                      self.state)
-            self.simulated.add(history[0], rewards[0, 0])
+            frames, rewards, _, _, self.state = imagine(self.model, self.simulated.history[None, -self.model_context:],
+                                                        actions[:, None], self.state)
+            self.simulated.add(frames[0, 0], rewards[0, 0])
         if self.real is not None:
             stack, step = self.real_env.step(actions)
             if step.done[0]:
                 self.reset()
             else:
-                self.real.add(stack[0], step.raw_reward[0])
+                self.real.add(stack[0, -1], step.raw_reward[0])
 
     def canvas(self):
         """The window's pixels [H, W, 3]: the columns under their headers, then the status lines."""

@@ -1,8 +1,8 @@
 """One run of a set, as every lab mode starts it: `--mode=train` and `--mode=dev` in this
 process, a search trial or a benchmark run in a Ray worker (`train_in_dir`).
 
-A set with a world model trains with the SimPLe loop (`rlkit.rl.loops.simple`), any other with
-the model-free loop (`rlkit.rl.loops.model_free`); then its session graphs are drawn
+A set trains with the loop `rlkit.rl.loops.loop_for` names (Dreamer's, SimPLe's or the
+model-free one); then its session graphs are drawn
 (`rlkit.rl.experiments.session_graphs`). `dev_version` shrinks a set for debugging.
 """
 
@@ -23,8 +23,12 @@ DEV_STEPS = 400  # real agent steps of a model-free dev run
 
 
 def is_loop_set(hparams):
-    """Whether `hparams` describe a SimPLe loop run (they hold a world model)."""
-    return "world_model" in hparams
+    """Whether `hparams` describe a SimPLe loop run (they hold a world model and no other loop)."""
+    return "world_model" in hparams and "loop" not in hparams
+
+
+def is_dreamer_set(hparams):
+    return hparams.get("loop") == "dreamer"
 
 
 def _shrink(hparams, name, value):
@@ -39,7 +43,7 @@ def dev_version(hparams):
     loop), an update, checkpoint, summary and evaluation every few iterations, one short
     evaluation episode per setting. Network sizes and learning values stay as the set has them."""
     hparams = hparams.copy()
-    learner = hparams.get(hparams.base_algo)
+    learner = hparams.get(hparams.base_algo) if "base_algo" in hparams else None
     for name in ("num_envs", "real_num_envs", "eval_batch_size"):
         _shrink(hparams, name, 1)
     _shrink(hparams, "eval_step_limit", 100)
@@ -50,7 +54,19 @@ def dev_version(hparams):
         for name, value in (("learning_starts", 100), ("target_update_period", 100), ("epsilon_decay_steps", 200),
                             ("replay_capacity", 10_000), ("exploration_noise_decay_steps", 200)):
             _shrink(learner, name, value)
-    if is_loop_set(hparams):
+    if is_dreamer_set(hparams):
+        hparams.num_env_steps = min(hparams.num_env_steps, DEV_STEPS)
+        for name, value in (("prefill_steps", 100), ("shard_steps", 50), ("eval_every_steps", 200),
+                            ("log_every_steps", 50), ("log_every_updates", 10), ("offline_updates", 20),
+                            ("reward_accuracy_rollouts", 4)):
+            _shrink(hparams, name, value)
+        from rlkit.rl.loops.dreamer import sequence_length
+
+        _shrink(hparams.world_model, "batch_size", 2)
+        _shrink(hparams.actor_critic, "horizon", 5)
+        # A gradient step every 4 env steps at most.
+        hparams.train_ratio = min(hparams.train_ratio, max(1, hparams.world_model.batch_size * sequence_length(hparams) // 4))
+    elif is_loop_set(hparams):
         hparams.epochs = 2
         hparams.num_real_env_steps = 2 * 100
         hparams.real_rollout_length = min(hparams.real_rollout_length, 10)
@@ -77,17 +93,13 @@ def dev_version(hparams):
 
 def check_set(hparams):
     """What the chosen trainer checks before writing anything."""
-    if is_loop_set(hparams):
-        from rlkit.rl.loops import simple
-        simple.check_names(hparams)
-    else:
-        from rlkit.rl.loops import model_free
-        model_free.check_names(hparams)
+    from rlkit.rl.loops import loop_for
+    loop_for(hparams).check_names(hparams)
 
 
 def real_step_budget(hparams):
     """The real env steps a run of `hparams` takes in all (a loop's first collection included)."""
-    if is_loop_set(hparams):
+    if is_loop_set(hparams):  # Dreamer's sets count theirs in num_env_steps
         from rlkit.rl.loops.simple import steps_per_collection
         return steps_per_collection(hparams) * (hparams.epochs + 1)
     return hparams.num_env_steps
@@ -97,11 +109,10 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     """Trains (or resumes) as the set says, then draws the session graphs; returns the summary.
     on_evaluation(real env steps, main return) hears of each evaluation (a search's reports)."""
     from rlkit.rl.experiments import session_graphs
-    from rlkit.rl.loops import model_free, simple
+    from rlkit.rl.loops import loop_for
 
     start = time.monotonic()
-    trainer = simple if is_loop_set(hparams) else model_free
-    trainer.train(hparams, output_dir, seed, on_evaluation)
+    loop_for(hparams).train(hparams, output_dir, seed, on_evaluation)
     summary = session_graphs.write_session_graphs(output_dir, hparams)
     if summary is None:
         logging.warning("No evaluation in %s yet: no session graphs", output_dir)

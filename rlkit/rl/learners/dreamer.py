@@ -57,22 +57,23 @@ def critic_loss(values, returns, weights):
 
 class DreamerAgent:
     """The world model, the actor and the critic (and the critic's slow copy), with their three
-    optimizers: `update(batch)` takes one gradient step of each on a batch of stored windows
-    (frames [B, T, H, W, C] uint8, actions, rewards, ends [B, T]), imagining `horizon` steps
-    from every posterior state of the batch. Discrete actions only, for now (rho = 1).
+    optimizers: `update(batch)` takes one gradient step of each on a batch of stored sequences
+    (frames [B, T, H, W, C] uint8, actions, rewards, ends [B, T] and firsts where an episode
+    starts inside one), imagining `horizon` steps from every posterior state of the batch.
+    Discrete actions (rho = 1, REINFORCE).
 
-    hparams: a Dreamer set's learner values, with the world model's set as hparams.world_model.
+    hparams: the actor-critic's values (a dreamer_actor_critic_* set); world_model: the RSSM's.
     """
 
-    def __init__(self, hparams, frame_shape, num_actions, pixel_values, seed):
+    def __init__(self, hparams, world_model, frame_shape, num_actions, pixel_values, seed):
         import keras
 
         from rlkit.models.optimizers import make_optimizer
         from rlkit.models.rssm import RSSM
 
         self.hparams, self.num_actions = hparams, num_actions
-        self.world_model = RSSM(hparams.world_model, frame_shape, num_actions, pixel_values)
-        features = hparams.world_model.deter_size + hparams.world_model.stoch_groups * hparams.world_model.stoch_classes
+        self.world_model = RSSM(world_model, frame_shape, num_actions, pixel_values)
+        features = world_model.deter_size + world_model.stoch_groups * world_model.stoch_classes
 
         def head(output, name):
             return keras.Sequential([keras.Input((features,))]
@@ -88,6 +89,7 @@ class DreamerAgent:
                                                global_clipnorm=hparams.clip_grad_norm)
         self.updates = tf.Variable(0, dtype=tf.int64, trainable=False)
         self.seed = tf.random.Generator.from_seed(seed)
+        self.policy = DreamerPolicy(self.world_model, self.actor, frame_shape, seed + 1)
 
     def imagine(self, start):
         """Features [H + 1, N, F] of the states the actor reaches from `start` (h, z) in `horizon`
@@ -138,7 +140,79 @@ class DreamerAgent:
                 target.assign(online)
         return dict(metrics, model_loss=loss, **actor_metrics, **critic_metrics)
 
+    def act(self, observation, temperature=1.0):
+        """Actions [B] for the newest frames of `observation` [B, 1, H, W, C], each env's state
+        carried on from its last call (see DreamerPolicy)."""
+        return self.policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
+
     def checkpointables(self):
-        return dict(world_model=self.world_model, actor=self.actor, critic=self.critic, target_critic=self.target_critic,
-                    model_optimizer=self.model_optimizer, actor_optimizer=self.actor_optimizer,
-                    critic_optimizer=self.critic_optimizer, updates=self.updates, seed=self.seed)
+        """What a checkpoint holds; `model`, `optimizer` and `global_step` as an Estimator's
+        checkpoint names them, so the world model loads on its own (player, evaluator)."""
+        return dict(model=self.world_model, optimizer=self.model_optimizer, global_step=self.updates,
+                    actor=self.actor, critic=self.critic, target_critic=self.target_critic,
+                    actor_optimizer=self.actor_optimizer, critic_optimizer=self.critic_optimizer, seed=self.seed)
+
+
+class DreamerPolicy(tf.Module):
+    """Dreamer's acting policy, which acts from frames alone and carries its recurrent state: the
+    world model's encoder and posterior fold each env's newest frame into that env's state, and
+    the actor samples from the state's features. Exported as a SavedModel:
+
+        policy = tf.saved_model.load(RUN + "/policy")
+        policy.reset()                                  # before new episodes (all envs)
+        action = policy.act(frames, temperature=1.0)["action"]   # frames [B, 1, H, W, C] uint8
+        policy.end_episodes(done)                       # [B] bool: those envs start afresh
+
+    A call with another batch size than the last starts every env afresh, as `reset` does.
+    """
+
+    def __init__(self, world_model, actor, frame_shape, seed):
+        super().__init__()
+        self.world_model, self.actor = world_model, actor
+        self.rng = tf.random.Generator.from_seed(seed)
+        groups, classes = world_model.groups, world_model.classes
+        self.action_count = tf.Variable(world_model.num_actions, trainable=False, name="action_count")
+        self.h = tf.Variable(tf.zeros([0, world_model.hparams.deter_size]), trainable=False,
+                             shape=[None, world_model.hparams.deter_size])
+        self.z = tf.Variable(tf.zeros([0, groups, classes]), trainable=False, shape=[None, groups, classes])
+        self.last_action = tf.Variable(tf.zeros([0], tf.int32), trainable=False, shape=[None])
+        self.first = tf.Variable(tf.zeros([0], tf.bool), trainable=False, shape=[None])
+        self.act = tf.function(self._act, input_signature=[
+            tf.TensorSpec((None, 1) + tuple(frame_shape), tf.uint8, name="observation"),
+            tf.TensorSpec((), tf.float32, name="temperature")])
+        self.reset = tf.function(self._reset, input_signature=[])
+        self.end_episodes = tf.function(self._end_episodes, input_signature=[tf.TensorSpec([None], tf.bool)])
+
+    def _start(self, batch):
+        self.h.assign(tf.zeros([batch, self.h.shape[1]]))
+        self.z.assign(tf.zeros([batch, self.z.shape[1], self.z.shape[2]]))
+        self.last_action.assign(tf.zeros([batch], tf.int32))
+        self.first.assign(tf.ones([batch], tf.bool))
+
+    def _act(self, observation, temperature):
+        from rlkit.rl.learners.policy_export import sample_actions
+
+        frames = observation[:, -1]
+        batch = tf.shape(frames)[0]
+        if tf.shape(self.h)[0] != batch:
+            self._start(batch)
+        h = self.world_model.advance((self.h, self.z), self.last_action)
+        h = tf.where(self.first[:, None], tf.zeros_like(h), h)
+        seeds = self.rng.make_seeds(2)
+        (h, z), _ = self.world_model.observe_step(h, self.world_model.embed(frames), tf.cast(seeds[:, 0], tf.int32))
+        logits = self.actor(self.world_model.features((h, z)))
+        action = sample_actions(logits, True, temperature, tf.cast(seeds[:, 1], tf.int32))
+        self.h.assign(h)
+        self.z.assign(z)
+        self.last_action.assign(action)
+        self.first.assign(tf.zeros([batch], tf.bool))
+        return {"action": action}
+
+    def _reset(self):
+        self.first.assign(tf.ones_like(self.first))
+        return tf.constant(True)
+
+    def _end_episodes(self, done):
+        if tf.shape(done)[0] == tf.shape(self.first)[0]:
+            self.first.assign(self.first | done)
+        return tf.constant(True)

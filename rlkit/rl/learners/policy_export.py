@@ -94,6 +94,16 @@ class ActorCriticLearner:
         export_policy(self.policy, path)
 
 
+def recurrent_act(policy):
+    """`act(observations, temperature) -> actions` of a policy that carries a recurrent state per
+    env (Dreamer's, or its SavedModel), with `act.reset()` to start every env afresh (the
+    evaluation calls it before its episodes)."""
+    def act(observation, temperature=1.0):
+        return policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()
+    act.reset = policy.reset
+    return act
+
+
 def export_policy(policy, path):
     """Writes `policy` as a SavedModel to `path`, replacing an older export only once the new one
     is whole. An export's `best/` (the trainers' best policy so far) stays in place."""
@@ -139,6 +149,9 @@ def load_policy(path, observation_shape, action_space=None, observation_dtype=tf
         if trained != wanted:
             raise UserError(f"the policy in {path!r} was trained for {trained} actions, but this env has {wanted}: "
                             "evaluate it on the game it was trained on")
+
+    if hasattr(policy, "reset"):  # a recurrent policy (Dreamer's)
+        return recurrent_act(policy)
 
     def act(observation, temperature):
         return policy.act(tf.convert_to_tensor(observation), tf.constant(temperature, tf.float32))["action"].numpy()

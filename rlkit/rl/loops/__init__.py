@@ -1,6 +1,19 @@
 """What drives the learners: plain functions over envs and learners.
 
-`simple.py` is the SimPLe loop (real collection -> world model -> learner inside it), and
-`model_free.py` the model-free one; both build on the on- and off-policy loops, the rollouts,
-the world model's env (`simulated_env.py`) and its training, evaluation and Ray workers.
+`simple.py` is the SimPLe loop (real collection -> world model -> learner inside it),
+`dreamer.py` the Dreamer loop (env steps interleaved with world-model and actor-critic updates
+in imagination) and `model_free.py` the model-free one; they build on the on- and off-policy
+loops, the rollouts, the world model's env (`simulated_env.py`) and its training, evaluation
+and Ray workers. `loop_for(hparams)` says which of the three a set runs.
 """
+
+
+def loop_for(hparams):
+    """The loop module (with `check_names(hparams)` and `train(hparams, output_dir, seed,
+    on_evaluation)`) that runs a set: Dreamer's where its `loop` says so, SimPLe's for a set with
+    a world model, else the model-free loop."""
+    from rlkit.rl.loops import dreamer, model_free, simple
+
+    if hparams.get("loop") == "dreamer":
+        return dreamer
+    return simple if "world_model" in hparams else model_free

@@ -41,7 +41,10 @@ def summarize_returns(stats):
 
 
 def run_eval_cell(hparams, env, act, name, temperature, seed, record_envs):
-    """One episode per env of `env` at `temperature`: (summary, recordings of the first envs)."""
+    """One episode per env of `env` at `temperature`: (summary, recordings of the first envs).
+    A recurrent policy (an `act` with `reset`) starts every env afresh."""
+    if hasattr(act, "reset"):
+        act.reset()
     stats = run_episodes(FrameStack(env, hparams.frame_stack_size), lambda observation: act(observation, temperature),
                          hparams.eval_step_limit, seed, record_envs)
     return log_cell(name, summarize_returns(stats)), stats.recordings

@@ -77,10 +77,13 @@ class SimulatedBatchEnv(BatchEnv):
         self._history = np.concatenate([self._history[:, 1:], frames[:, None]], axis=1)
         terminated, self._on_last_frame = self._on_last_frame, ends.numpy()
         if terminated.any():  # those envs start again from real frames, as a real env resets
-            state = state.numpy()
+            # A model's state may be a structure of tensors (the RSSM's (h, z)).
+            state = tf.nest.map_structure(lambda part: part.numpy(), state)
             restarted = np.flatnonzero(terminated)
             history, new_state = self._start(len(restarted))
-            self._history[restarted], state[restarted] = history, new_state.numpy()
+            for part, new_part in zip(tf.nest.flatten(state), tf.nest.flatten(new_state)):
+                part[restarted] = new_part.numpy()
+            self._history[restarted] = history
             frames[restarted], self._on_last_frame[restarted] = history[:, -1], False
-        self._state = tf.convert_to_tensor(state)
+        self._state = tf.nest.map_structure(tf.convert_to_tensor, state)
         return frames, rewards, terminated, np.zeros(self.num_envs, bool)

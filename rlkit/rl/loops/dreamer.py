@@ -1,0 +1,291 @@
+"""The Dreamer loop (DreamerV2, Hafner et al. 2021): acting on the real env into a replay, and
+gradient steps of the world model and of the actor-critic in imagination between the steps;
+`python -m rlkit.rl.trainer_model_based` runs it for a set whose `loop` is "dreamer".
+
+    prefill: `prefill_steps` uniformly random steps
+    then, until num_env_steps:  one env step with the actor (its recurrent state per env);
+                                gradient steps owed: train_ratio replayed steps per env step,
+                                each step a batch of batch_size sequences of
+                                num_context_frames + num_target_frames steps
+    every eval_every_steps, and at the end: the policy on the real env (the grid of docs/results.md)
+
+OUTPUT_DIR holds data/ (the replay: every real step, as shards; `replay_capacity` steps are
+sampled from), world_model/ (checkpoints of the world model, actor, critics and optimizers;
+TensorBoard train/ with the losses and dream/ with open-loop predictions: model, truth,
+difference), policy/ (the policy as a SavedModel, which carries its recurrent state),
+eval_metrics/ (step_N.json per evaluation, TensorBoard at real env steps) and hparams.json.
+A checkpoint is saved with every replay shard, so a killed run resumes on rerun with its replay
+and counters (the stored steps count the env steps done; an unstored part of a shard is acted
+again).
+
+Offline (`offline_data_dir`): the world model and the actor-critic learn from another run's
+data/ (or `collect`'s output) alone, `offline_updates` gradient steps without stepping an env,
+then the policy is evaluated on the real env.
+"""
+
+import json
+import os
+
+import numpy as np
+from absl import logging
+
+from rlkit.data_generators.make_env import (
+    check_image_game,
+    frame_shape,
+    make_batch_env,
+    pixel_values,
+)
+from rlkit.errors import UserError
+from rlkit.fileio import atomic_write_text
+from rlkit.progress import Progress
+
+# TensorFlow and the modules that import it (about 5 s) are imported by the functions that use
+# them, so the command reports a mistake in its flags, set or game in well under a second.
+
+
+def sequence_length(hparams):
+    return hparams.world_model.num_context_frames + hparams.world_model.num_target_frames
+
+
+def env_steps_per_update(hparams):
+    """Env steps between gradient steps: train_ratio is replayed steps per env step (DreamerV3's
+    definition), a batch replays batch_size x sequence length steps."""
+    return hparams.world_model.batch_size * sequence_length(hparams) / hparams.train_ratio
+
+
+def updates_due(hparams, env_steps):
+    """Gradient steps owed after `env_steps` real steps: none during the prefill, one at its end,
+    then one per env_steps_per_update."""
+    if env_steps < hparams.prefill_steps:
+        return 0
+    return 1 + int((env_steps - hparams.prefill_steps) / env_steps_per_update(hparams))
+
+
+def evaluation_points(hparams):
+    """The real env steps after which the policy is evaluated."""
+    every = hparams.eval_every_steps
+    return sorted({*range(every, hparams.num_env_steps, every), hparams.num_env_steps})
+
+
+def replay_memory_estimate(hparams):
+    """One line on what the replay holds in memory: frames raw, and LZ4-compressed as rlkit's
+    frame store keeps them (measured on the stored data once there is some)."""
+    height, width, channels = frame_shape(hparams)
+    steps = min(hparams.replay_capacity, hparams.num_env_steps)
+    raw = steps * height * width * channels
+    return (f"Replay: up to {steps:,} steps of {height}x{width}x{channels} frames, {raw / 2**30:.2f} GiB raw; "
+            "the frame store holds them LZ4-compressed, one by one")
+
+
+class Dreamer:
+    """The agent, its counters and checkpoints (world_model/), and its TensorBoard writers."""
+
+    def __init__(self, hparams, output_dir, env, seed):
+        import tensorflow as tf
+
+        from rlkit.checkpoints import restore_latest
+        from rlkit.rl.learners.dreamer import DreamerAgent
+
+        self.hparams, self.output_dir = hparams, output_dir
+        self.agent = DreamerAgent(hparams.actor_critic, hparams.world_model, frame_shape(hparams),
+                                  int(env.action_space.n), pixel_values(hparams), seed)
+        self.model_dir = os.path.join(output_dir, "world_model")
+        # Variables exist once the networks have run: one update's graph on a zero batch, not applied.
+        self._build()
+        self.checkpoint = tf.train.Checkpoint(**self.agent.checkpointables())
+        self.manager = tf.train.CheckpointManager(self.checkpoint, self.model_dir,
+                                                  max_to_keep=hparams.world_model.keep_checkpoints)
+        restored = restore_latest(self.checkpoint, self.manager, "the Dreamer agent")
+        if restored:
+            logging.info("Resumed from %s at %d gradient steps", restored, int(self.agent.updates))
+        self.train_writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "train"))
+        self.dream_writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "dream"))
+
+    def _build(self):
+        agent, hparams = self.agent, self.hparams
+        height, width, channels = frame_shape(hparams)
+        length = sequence_length(hparams)
+        agent.world_model.train_loss(dict(
+            frames=np.zeros((1, length, height, width, channels), np.uint8), actions=np.zeros((1, length), np.int32),
+            rewards=np.zeros((1, length), np.float32), ends=np.zeros((1, length), np.int32)))
+        features = agent.world_model.features(agent.world_model.initial_state(1))
+        agent.actor(features), agent.critic(features), agent.target_critic(features)
+        agent.target_critic.set_weights(agent.critic.get_weights())
+        for optimizer, variables in ((agent.model_optimizer, agent.world_model.trainable_variables),
+                                     (agent.actor_optimizer, agent.actor.trainable_variables),
+                                     (agent.critic_optimizer, agent.critic.trainable_variables)):
+            optimizer.build(variables)
+
+    @property
+    def updates(self):
+        return int(self.agent.updates)
+
+    def save(self):
+        self.manager.save(checkpoint_number=self.updates)
+
+    def export(self):
+        from rlkit.rl.learners.policy_export import export_policy
+        export_policy(self.agent.policy, os.path.join(self.output_dir, "policy"))
+
+    def train(self, store, rng, count, log_every):
+        """`count` gradient steps on sequences sampled from `store`; their metrics averaged
+        every `log_every` steps into TensorBoard (x: gradient steps)."""
+        from rlkit.summaries import write_summaries
+
+        hparams = self.hparams
+        metrics = []
+        for _ in range(count):
+            batch = store.sequences(rng, hparams.world_model.batch_size, sequence_length(hparams))
+            metrics.append({name: float(value) for name, value in self.agent.update(batch).items()})
+            if self.updates % log_every == 0:
+                means = {name: float(np.mean([m[name] for m in metrics])) for name in metrics[0]}
+                write_summaries(self.train_writer, self.updates,
+                                {(f"losses/{k}" if k.endswith("loss") else f"charts/{k}"): v for k, v in means.items()})
+                metrics = []
+        return metrics
+
+    def write_dream(self, store, step):
+        """Open-loop prediction: the world model from a real context, then only the real
+        actions; model, truth and difference side by side (TensorBoard world_model/dream)."""
+        from rlkit.rl.loops.world_model_training import dream_image, dream_window
+        from rlkit.summaries import write_summaries
+
+        window = dream_window(store, self.hparams.world_model)
+        if window is not None:
+            image = dream_image(self.agent.world_model, window, self.hparams.world_model)
+            write_summaries(self.dream_writer, step, {}, images={"dream_real_difference": image[None]})
+
+
+def evaluate(hparams, dreamer, store, env_steps, eval_dir, seed):
+    """The policy on the real env over the eval grid: eval_metrics/step_N.json (its presence marks
+    the evaluation done) and TensorBoard at real env steps; the policy exported to policy/."""
+    import tensorflow as tf
+
+    from rlkit.rl.learners.dreamer import DreamerPolicy
+    from rlkit.rl.learners.policy_export import recurrent_act
+    from rlkit.rl.loops import evaluation
+    from rlkit.summaries import write_summaries
+
+    # A policy of its own (the same networks): the training envs' states carry on meanwhile.
+    policy = DreamerPolicy(dreamer.agent.world_model, dreamer.agent.actor, frame_shape(hparams), seed + env_steps)
+    results, _ = evaluation.evaluate_policy(hparams, recurrent_act(policy), seed + env_steps)
+    scalars = dict(evaluation.policy_scalars(results), **{"loop/gradient_steps": dreamer.updates})
+    write_summaries(tf.summary.create_file_writer(eval_dir), env_steps, scalars)
+    dreamer.write_dream(store, env_steps)
+    dreamer.export()
+    summary = dict(real_env_steps=env_steps, gradient_steps=dreamer.updates, policy=results)
+    atomic_write_text(os.path.join(eval_dir, f"step_{env_steps}.json"), json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def train(hparams, output_dir, seed, on_evaluation=None):
+    """Runs (or resumes) the loop; returns the last evaluation's summary.
+
+    on_evaluation(real env steps, main return) hears of every evaluation (a search reports it
+    to Ray Tune)."""
+    eval_dir = os.path.join(output_dir, "eval_metrics")
+    final = os.path.join(eval_dir, f"step_{hparams.num_env_steps}.json")
+    if os.path.exists(final):  # a finished run: nothing to build, train or evaluate again
+        logging.info("The run in %s is done; its metrics are in %s", output_dir, eval_dir)
+        with open(final) as f:
+            return json.load(f)
+    import keras
+
+    from rlkit import cli
+    from rlkit.data_generators.batch_env import FrameStack
+    from rlkit.data_generators.experience import random_policy
+    from rlkit.data_generators.frame_store import FrameStore
+    from rlkit.data_generators.replay import ReplayMemory
+    from rlkit.rl.loops import evaluation
+
+    keras.utils.set_random_seed(seed)
+    env = make_batch_env(hparams, hparams.num_envs)
+    dreamer = Dreamer(hparams, output_dir, env, seed)
+    cli.write_operative_config(output_dir)
+    rng = np.random.default_rng(seed + dreamer.updates)  # sequence sampling, seeded anew on resume
+    log_every = hparams.log_every_updates
+
+    def evaluated(summary):
+        if on_evaluation is not None:
+            on_evaluation(summary["real_env_steps"], evaluation.main_return(summary["policy"]))
+        return summary
+
+    if hparams.offline_data_dir:
+        store = FrameStore(hparams.offline_data_dir)
+        if not store.num_steps:
+            raise UserError(f"no readable data in offline_data_dir={hparams.offline_data_dir!r}: point it at a run's "
+                            "data/ dir or collect's output")
+        logging.info("Offline: %d stored steps in %s; %d gradient steps", store.num_steps, hparams.offline_data_dir,
+                     hparams.offline_updates)
+        progress = Progress(hparams.offline_updates, dreamer.updates, unit="updates")
+        while dreamer.updates < hparams.offline_updates:
+            count = min(hparams.offline_updates - dreamer.updates, hparams.offline_checkpoint_updates)
+            dreamer.train(store, rng, count, log_every)
+            dreamer.save()
+            logging.info(progress.line(dreamer.updates))
+        env.close()
+        summary = evaluate(hparams, dreamer, store, hparams.num_env_steps, eval_dir, seed)
+        return evaluated(summary)
+
+    logging.info(replay_memory_estimate(hparams))
+    replay = ReplayMemory(os.path.join(output_dir, "data"), env.num_envs, 1, hparams.replay_capacity,
+                          hparams.shard_steps)
+    store = replay.store
+    env_steps = store.num_steps  # the stored steps say how far acting got
+    if env_steps:
+        logging.info("Replay: %d stored steps, %.1f MB compressed (%.0f bytes per frame)", env_steps,
+                     store.compressed_bytes / 1e6, store.compressed_bytes / max(env_steps, 1))
+    random_act = random_policy(env.action_space, seed + env_steps)
+    env = FrameStack(env, 1)
+    observation = env.reset(seed=seed + env_steps)  # a resumed run starts new episodes, seeded anew
+    progress = Progress(hparams.num_env_steps, env_steps)
+    points = [p for p in evaluation_points(hparams)
+              if not os.path.exists(os.path.join(eval_dir, f"step_{p}.json"))]
+    returns, summary = [], None
+    while env_steps < hparams.num_env_steps:
+        acting = env_steps >= hparams.prefill_steps
+        actions = dreamer.agent.act(observation, 1.0) if acting else random_act(observation, 1.0)
+        next_observation, step = env.step(actions)
+        dreamer.agent.policy.end_episodes(step.done)
+        wrote_shard = replay.add(observation[:, -1], actions, step)
+        observation = next_observation
+        previous, env_steps = env_steps, env_steps + env.env.num_envs
+        returns += step.episode_return[step.done].tolist()
+        owed = updates_due(hparams, env_steps) - dreamer.updates
+        if owed > 0 and len(replay):
+            dreamer.train(store, rng, owed, log_every)
+        if env_steps // hparams.log_every_steps > previous // hparams.log_every_steps:
+            recent = dict(mean_return=float(np.mean(returns[-20:]))) if returns else {}
+            logging.info(progress.line(env_steps, gradient_steps=dreamer.updates, **recent))
+        if env_steps >= hparams.num_env_steps:
+            replay.flush()
+            wrote_shard = True
+        if wrote_shard:
+            dreamer.save()
+        while points and env_steps >= points[0]:
+            if not wrote_shard:  # the evaluation's step count must survive a kill with the replay
+                replay.flush()
+                dreamer.save()
+                wrote_shard = True
+            summary = evaluated(evaluate(hparams, dreamer, store, points.pop(0), eval_dir, seed))
+    env.env.close()
+    if summary is None:
+        with open(final) as f:
+            summary = json.load(f)
+    logging.info("Done: %d env steps, %d gradient steps; policy in %s, metrics in %s", env_steps, dreamer.updates,
+                 os.path.join(output_dir, "policy"), eval_dir)
+    return summary
+
+
+def check_names(hparams):
+    """What can be checked before anything is written, so a mistake leaves no run dir behind."""
+    if hparams.get("loop") != "dreamer" or "actor_critic" not in hparams:
+        raise UserError("the set is not a Dreamer loop set: use one such as dreamer_v2_minatar "
+                        "(python -m rlkit.hparams --list)")
+    check_image_game(hparams.game, "Dreamer's world model")
+    if hparams.offline_data_dir and not os.path.isdir(hparams.offline_data_dir):
+        raise UserError(f"offline_data_dir={hparams.offline_data_dir!r} does not exist: point it at a run's data/ dir "
+                        "or collect's output")
+    if hparams.frame_stack_size != 1:
+        raise UserError(f"frame_stack_size={hparams.frame_stack_size}: Dreamer's recurrent state replaces frame "
+                        "stacks; use frame_stack_size=1")

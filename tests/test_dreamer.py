@@ -1,0 +1,143 @@
+"""The Dreamer loop through the model-based trainer: a tiny run end to end, killed and resumed,
+offline from its data, and its policy and world model in the evaluator and the player."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import assert_one_line_error
+
+from rlkit.data_generators import storage
+from rlkit.data_generators.frame_store import FrameStore
+from rlkit.hparams import create_hparams
+from rlkit.models.registry import get_model
+
+pytest.importorskip("minatar")
+
+TRAINER = "rlkit.rl.trainer_model_based"
+TINY = ["--hparams_set=dreamer_v2_tiny"]
+
+
+@pytest.fixture(scope="module")
+def dreamer_run(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("dreamer") / "run")
+    result = subprocess.run([sys.executable, "-m", TRAINER, *TINY, f"--output_dir={out}"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out, result.stderr
+
+
+def test_a_tiny_dreamer_run_has_the_run_layout_and_learns_between_env_steps(dreamer_run):
+    out, log = dreamer_run
+    assert {"data", "world_model", "policy", "eval_metrics", "hparams.json", "run.json"} <= set(os.listdir(out))
+    hparams = create_hparams("dreamer_v2_tiny")
+    assert storage.stored_steps(os.path.join(out, "data"), 0) == hparams.num_env_steps
+    # Evaluated every 60 steps on the real env, with the gradient steps train_ratio asks for:
+    # one at the end of the 40-step prefill, then one per 4 x 5 / 10 = 2 env steps.
+    summaries = [json.load(open(os.path.join(out, "eval_metrics", f"step_{n}.json"))) for n in (60, 120)]
+    assert [s["gradient_steps"] for s in summaries] == [1 + 20 // 2, 1 + 80 // 2]
+    assert set(summaries[-1]["policy"]) == {"sampling_temp_0.0_max_noops_0", "sampling_temp_1.0_max_noops_0"}
+    assert "Replay: up to 120 steps of 10x10x4 frames" in log  # the replay's memory, printed at start
+    assert glob.glob(os.path.join(out, "world_model", "train", "events.*"))
+    assert glob.glob(os.path.join(out, "world_model", "dream", "events.*"))  # open-loop predictions
+    rerun = subprocess.run([sys.executable, "-m", TRAINER, *TINY, f"--output_dir={out}"], capture_output=True,
+                           text=True, timeout=120)
+    assert rerun.returncode == 0 and "is done" in rerun.stderr  # a finished run does nothing again
+
+
+def test_the_exported_policy_acts_from_frames_alone_and_carries_its_state(dreamer_run):
+    out, _ = dreamer_run
+    policy = tf.saved_model.load(os.path.join(out, "policy"))
+    frames = tf.constant((np.random.default_rng(0).random((3, 1, 10, 10, 4)) < 0.2).astype(np.uint8) * 255)
+    policy.reset()
+    first = policy.act(frames, temperature=0.0)["action"].numpy()
+    assert first.shape == (3,) and ((0 <= first) & (first < 3)).all()
+    state = policy.h.numpy().copy()
+    policy.act(frames, temperature=0.0)
+    assert not np.allclose(policy.h.numpy(), state)  # the second step advanced the state it carries
+    policy.end_episodes(tf.constant([True, False, False]))
+    assert policy.first.numpy().tolist() == [True, False, False]  # env 0 starts afresh at its next frame
+
+
+def test_sequences_run_on_into_another_episode_with_its_first_step_marked(dreamer_run):
+    out, _ = dreamer_run
+    store = FrameStore(os.path.join(out, "data"))
+    batch = store.sequences(np.random.default_rng(0), 64, 12)
+    assert batch["frames"].shape == (64, 12, 10, 10, 4) and batch["firsts"].shape == (64, 12)
+    assert batch["firsts"][:, 1:].any()  # MinAtar's early episodes are short: sequences cross their ends
+    # A step after an episode's last stored step is a first; the end itself is a terminal.
+    ends, firsts = batch["ends"][:, :-1].astype(bool), batch["firsts"][:, 1:]
+    assert (firsts[ends]).all()
+
+
+def test_the_rssm_starts_afresh_at_an_episode_start_inside_a_window():
+    hparams = create_hparams("rssm_tiny")
+    model = get_model(hparams.model)(hparams, (10, 10, 4), 3, 2)
+    rng = np.random.default_rng(0)
+    frames = tf.constant((rng.random((2, 5, 10, 10, 4)) < 0.2).astype(np.uint8) * 255)
+    actions = tf.constant(rng.integers(3, size=(2, 5)), tf.int32)
+    firsts = tf.constant([[True, False, False, True, False]] * 2)
+    states = model.observe(frames, actions, firsts, seed=tf.constant([1, 2]))
+    np.testing.assert_array_equal(states["h"][:, 3].numpy(), 0.0)  # h restarts where the episode does
+    assert np.abs(states["h"][:, 2].numpy()).sum() > 0
+    loss, metrics, _ = model.train_loss(dict(frames=frames, actions=actions, rewards=tf.zeros([2, 5]),
+                                             ends=tf.constant([[0, 0, 1, 0, 0]] * 2), firsts=firsts))
+    assert np.isfinite(float(loss)) and {"kl", "continue_loss", "reward_loss"} <= set(metrics)
+
+
+def test_a_killed_dreamer_run_resumes_with_its_replay_and_gradient_steps(cli, tmp_path):
+    args = [*TINY, "--hparams=num_env_steps=400,eval_every_steps=400"]
+    out = str(tmp_path / "run")
+    process = subprocess.Popen([sys.executable, "-m", TRAINER, *args, f"--output_dir={out}"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 180
+    while time.time() < deadline and len(glob.glob(os.path.join(out, "world_model", "ckpt-*.index"))) < 3:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    stored = storage.stored_steps(os.path.join(out, "data"), 0)
+    killed_at = int(tf.train.latest_checkpoint(os.path.join(out, "world_model")).split("ckpt-")[1])
+    assert 0 < stored < 400 and killed_at > 0
+    resumed = cli(TRAINER, *args, f"--output_dir={out}")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"at {killed_at} gradient steps" in resumed.stderr and f"Replay: {stored} stored steps" in resumed.stderr
+    assert storage.stored_steps(os.path.join(out, "data"), 0) == 400  # the replay went on from where it was
+    summary = json.load(open(os.path.join(out, "eval_metrics", "step_400.json")))
+    assert summary["gradient_steps"] == 1 + (400 - 40) // 2  # no step lost or taken twice
+
+
+def test_an_offline_run_learns_from_another_runs_data_alone(dreamer_run, cli, tmp_path):
+    out, _ = dreamer_run
+    offline = str(tmp_path / "offline")
+    result = cli(TRAINER, *TINY, f"--offline_data_dir={out}/data", f"--output_dir={offline}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Offline: 120 stored steps" in result.stderr
+    assert not os.path.exists(os.path.join(offline, "data"))  # no env was stepped into a replay
+    summary = json.load(open(os.path.join(offline, "eval_metrics", "step_120.json")))
+    assert summary["gradient_steps"] == create_hparams("dreamer_v2_tiny").offline_updates
+    assert os.path.exists(os.path.join(offline, "policy", "saved_model.pb"))
+    assert_one_line_error(cli(TRAINER, "--hparams_set=rlmb_tiny", f"--offline_data_dir={out}/data",
+                              f"--output_dir={tmp_path / 'simple'}"), "--offline_data_dir", "Dreamer")
+    assert not os.path.exists(tmp_path / "simple")
+
+
+def test_the_evaluator_and_the_player_take_a_dreamer_run(dreamer_run, cli, tmp_path):
+    out, _ = dreamer_run
+    result = cli("rlkit.rl.evaluator", f"--policy_dir={out}/policy", f"--eval_metrics_dir={tmp_path / 'real'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    result = cli("rlkit.rl.evaluator", "--mode=agent_simulated", f"--policy_dir={out}/policy",
+                 f"--wm_dir={out}/world_model", f"--data_dir={out}/data", f"--eval_metrics_dir={tmp_path / 'sim'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.load(open(tmp_path / "sim" / "summary.json"))
+    assert summary["results"]["policy"]["sampling_temp_1.0_max_noops_0"]["mean_length"] > 0
+    result = cli("rlkit.rl.player", f"--wm_dir={out}/world_model", f"--policy_dir={out}/policy", "--dry_run",
+                 f"--video_dir={tmp_path / 'player'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert os.path.exists(tmp_path / "player" / "player_minatar_breakout_sim_and_real.mp4")
