@@ -10,12 +10,12 @@ FLOPs are counted by TensorFlow's profiler on the compiled world-model step's gr
 import argparse
 import time
 
-import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 import keras
 import numpy as np
 import tensorflow as tf
 from bench_world_model import count_flops, matmul_flops_per_second
 
+import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import frame_shape, make_batch_env, pixel_values
 from rlkit.hparams import create_hparams
@@ -40,8 +40,8 @@ def bench(set_name, steps, acting_steps):
     hparams = create_hparams(set_name, f"game={GAMES[set_name]}")
     env = make_batch_env(hparams, hparams.num_envs)
     shape = frame_shape(hparams)
-    agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, int(env.action_space.n),
-                         pixel_values(hparams), seed=0)
+    agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, pixel_values(hparams),
+                         seed=0)
     batch = random_batch(hparams, shape, np.random.default_rng(0))
 
     @tf.function

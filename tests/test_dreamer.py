@@ -44,7 +44,7 @@ def test_a_tiny_dreamer_run_has_the_run_layout_and_learns_between_env_steps(drea
     summaries = [json.load(open(os.path.join(out, "eval_metrics", f"step_{n}.json"))) for n in (60, 120)]
     assert [s["gradient_steps"] for s in summaries] == [1 + 20 // 2, 1 + 80 // 2]
     assert set(summaries[-1]["policy"]) == {"sampling_temp_0.0_max_noops_0", "sampling_temp_1.0_max_noops_0"}
-    assert "Replay: up to 120 steps of 10x10x4 frames" in log  # the replay's memory, printed at start
+    assert "Replay: up to 120 steps of 10x10x4 observations" in log  # the replay's memory, printed at start
     assert glob.glob(os.path.join(out, "world_model", "train", "events.*"))
     assert glob.glob(os.path.join(out, "world_model", "dream", "events.*"))  # open-loop predictions
     rerun = subprocess.run([sys.executable, "-m", TRAINER, *TINY, f"--output_dir={out}"], capture_output=True,
@@ -141,3 +141,33 @@ def test_the_evaluator_and_the_player_take_a_dreamer_run(dreamer_run, cli, tmp_p
                  f"--video_dir={tmp_path / 'player'}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert os.path.exists(tmp_path / "player" / "player_minatar_breakout_sim_and_real.mp4")
+
+
+def test_continuous_actions_are_squashed_samples_whose_gradient_reaches_the_actor():
+    from rlkit.rl.learners.dreamer import sample_continuous
+
+    params = tf.Variable([[0.5, -1.0, 0.0, 2.0]] * 2000)  # 2 actions: means, then raw stds
+    with tf.GradientTape() as tape:
+        actions, log_probs, entropy = sample_continuous(params, 1.0, tf.constant([3, 4]))
+        objective = tf.reduce_mean(actions[:, 0])
+    values = actions.numpy()
+    assert values.shape == (2000, 2) and (np.abs(values) < 1).all()
+    assert values[:, 0].mean() > 0.15 and values[:, 1].mean() < -0.3  # tanh of the means, spread by the stds
+    assert np.isfinite(log_probs.numpy()).all() and entropy.shape == (2000,)
+    assert np.abs(tape.gradient(objective, params).numpy()[:, 0]).sum() > 0  # reparameterised
+    greedy, _, _ = sample_continuous(params[:1], 0.0, tf.constant([3, 4]))
+    np.testing.assert_allclose(greedy.numpy(), np.tanh(5 * np.tanh(np.array([[0.5, -1.0]]) / 5)), rtol=1e-5)
+
+
+def test_continuous_dreamer_learns_through_the_dynamics_on_pendulum_and_evaluates(cli, tmp_path):
+    out = str(tmp_path / "pendulum")
+    result = cli(TRAINER, "--hparams_set=dreamer_v2_pendulum_tiny", f"--output_dir={out}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Replay: up to 120 steps of 3 observations" in result.stderr
+    summary = json.load(open(os.path.join(out, "eval_metrics", "step_120.json")))
+    assert summary["policy"]["sampling_temp_1.0_max_noops_0"]["mean_length"] == 30  # Pendulum never ends early
+    policy = tf.saved_model.load(os.path.join(out, "policy"))
+    actions = policy.act(tf.zeros([4, 1, 3]), temperature=1.0)["action"].numpy()
+    assert actions.shape == (4, 1) and (np.abs(actions) <= 2).all()  # torques within Pendulum's bounds
+    result = cli("rlkit.rl.evaluator", f"--policy_dir={out}/policy", f"--eval_metrics_dir={tmp_path / 'eval'}")
+    assert result.returncode == 0, result.stderr[-3000:]

@@ -3,6 +3,7 @@ through rlkit's world-model interface and commands."""
 
 import os
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -153,7 +154,7 @@ def test_the_dreamer_agent_updates_its_world_model_actor_and_critic_and_copies_t
     from rlkit.rl.learners.dreamer import DreamerAgent
 
     hparams, world_model = create_hparams("dreamer_actor_critic_tiny"), create_hparams("rssm_tiny")
-    agent = DreamerAgent(hparams, world_model, (10, 10, 4), 3, 2, seed=0)
+    agent = DreamerAgent(hparams, world_model, (10, 10, 4), gym.spaces.Discrete(3), 2, seed=0)
     features = minatar_windows(4, world_model.num_context_frames + world_model.num_target_frames)
     actor_before = [v.numpy().copy() for v in agent.actor.trainable_variables]
     target_before = [v.numpy().copy() for v in agent.target_critic.variables]

@@ -68,4 +68,9 @@ def random_policy(action_space, seed):
     """`act(observations, temperature) -> actions`: uniformly random actions, one per env of a
     batch (the baseline policy of collection and evaluation; the temperature is ignored)."""
     rng = np.random.default_rng(seed)
-    return lambda observation, temperature=1.0: rng.integers(action_space.n, size=len(observation))
+    if hasattr(action_space, "n"):
+        return lambda observation, temperature=1.0: rng.integers(action_space.n, size=len(observation))
+    # A Box: uniform within its bounds (the random baseline of a continuous-control env).
+    low, high = action_space.low, action_space.high
+    return lambda observation, temperature=1.0: rng.uniform(low, high, size=(len(observation),) + low.shape).astype(
+        action_space.dtype)

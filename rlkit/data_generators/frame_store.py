@@ -232,11 +232,12 @@ class FrameStore:
 
     # Sequences: DreamerV2's training chunks, which run on from one episode into another.
 
-    def sequences(self, rng, count, length, epochs=None):
+    def sequences(self, rng, count, length, epochs=None, reward_column="rewards"):
         """`count` sequences of `length` stored steps, stacked [count, L, ...]: each starts at a
         step drawn uniformly from every stored step (of `epochs`) and, where its episode's stored
         steps run out, goes on at the start of another random episode, as DreamerV2's replay
-        chunks run over episode boundaries. Fields: frames, actions, rewards (clipped, float32),
+        chunks run over episode boundaries. Fields: frames, actions, rewards (float32, from
+        `reward_column`: the clipped "rewards" or the game's "raw_rewards"),
         raw_rewards, ends (the step ended the episode in the game: a terminal, not a time
         limit), firsts (an episode's first step, where a recurrent state starts afresh).
         None if nothing is stored."""
@@ -257,8 +258,10 @@ class FrameStore:
                 firsts[row, filled] = filled > 0 or (position == 0 and episode.starts_at_reset)
                 filled += len(piece)
                 episode, position = self.episodes[starts_at_reset[rng.integers(len(starts_at_reset))]], 0
-        return dict(frames=self.frames(indices), actions=self._column("actions")[indices].astype(np.int32),
-                    rewards=self._column("rewards")[indices].astype(np.float32),
+        actions = self._column("actions")[indices]
+        return dict(frames=self.frames(indices),
+                    actions=actions.astype(np.int32 if np.issubdtype(actions.dtype, np.integer) else np.float32),
+                    rewards=self._column(reward_column)[indices].astype(np.float32),
                     raw_rewards=self._column("raw_rewards")[indices].astype(np.float32),
                     ends=self._column("terminated")[indices].astype(np.int32), firsts=firsts)
 

@@ -7,7 +7,11 @@ Provenance (../shared/reference/dreamer.md): Hafner et al. 2021, "Mastering Atar
 World Models", Table D.1 (Atari), and the released code (danijar/dreamerv2 configs.yaml).
 """
 
-from rlkit.hparams.env_sets import add_minatar_eval_hparams, env_atari_sticky, env_minatar
+from rlkit.hparams.env_sets import (
+    add_minatar_eval_hparams,
+    env_atari_sticky,
+    env_minatar,
+)
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
 
@@ -98,6 +102,17 @@ def rssm_tiny():
 
 
 @register_hparams
+def rssm_vector():
+    """DreamerV2's world model for a gymnasium env's observation vectors (its continuous-control
+    values: KL scale 1.0 with 1 free nat, as on DMC): MLP encoder and decoder of 200, GRU 200,
+    32x32 latents, heads 2 x 200, sequences of 16 at batch 16."""
+    hparams = rssm_minatar()
+    hparams.kl_scale = 1.0
+    hparams.free_nats = 1.0
+    return hparams
+
+
+@register_hparams
 def dreamer_actor_critic_atari():
     """DreamerV2's actor-critic in imagination on Atari (paper, Table D.1): horizon 15, gamma 0.995 (the table; 0.999 in the main text and the released
     code), lambda 0.95, actor and critic MLPs 4 x 400, Adam 4e-5 (actor) and 1e-4 (critic) with
@@ -134,6 +149,19 @@ def dreamer_actor_critic_tiny():
     hparams.actor_critic_layers = 1
     hparams.horizon = 3
     hparams.target_update_period = 2
+    return hparams
+
+
+@register_hparams
+def dreamer_actor_critic_continuous():
+    """The actor-critic for continuous actions (DreamerV2's continuous-control values): the
+    actor trained by backpropagating the lambda-returns through the dynamics (rho 0), entropy
+    1e-4, Adam 8e-5 for both, gamma 0.99, MLPs 2 x 200."""
+    hparams = dreamer_actor_critic_minatar()
+    hparams.entropy_coef = 1e-4
+    hparams.actor_learning_rate = 8e-5
+    hparams.critic_learning_rate = 8e-5
+    hparams.gamma = 0.99
     return hparams
 
 
@@ -223,4 +251,44 @@ def dreamer_v2_tiny():
     hparams.eval_step_limit = 30
     hparams.reward_accuracy_lengths = [2, 4]
     hparams.reward_accuracy_rollouts = 4
+    return hparams
+
+
+@register_hparams
+def dreamer_v2_pendulum():
+    """DreamerV2 with continuous actions on Pendulum-v1 (observation vectors, a torque in
+    [-2, 2]): rssm_vector and dreamer_actor_critic_continuous (the actor learns through the world
+    model's dynamics), 50K env steps after a 5K random prefill, a gradient step every 8 env
+    steps, evaluated on 8 episodes every 10K steps."""
+    from rlkit.hparams.env_sets import add_eval_hparams, env_cartpole
+
+    env = env_cartpole()
+    env.game = "Pendulum-v1"
+    hparams = _dreamer_loop(env, rssm_vector(), dreamer_actor_critic_continuous())
+    hparams.num_env_steps = 50_000
+    hparams.prefill_steps = 5000
+    hparams.train_ratio = 32
+    hparams.eval_every_steps = 10_000
+    add_eval_hparams(hparams)
+    hparams.eval_sampling_temps = [0.0, 1.0]
+    hparams.eval_max_num_noops = 0
+    hparams.eval_batch_size = 8
+    hparams.eval_step_limit = 200
+    return hparams
+
+
+@register_hparams
+def dreamer_v2_pendulum_tiny():
+    """A few hundred Pendulum steps of continuous-action Dreamer: for tests."""
+    hparams = dreamer_v2_pendulum()
+    tiny = dreamer_v2_tiny()
+    for name in ("num_env_steps", "num_envs", "prefill_steps", "train_ratio", "shard_steps", "eval_every_steps",
+                 "log_every_steps", "log_every_updates", "offline_updates", "offline_checkpoint_updates",
+                 "eval_batch_size", "eval_step_limit"):
+        setattr(hparams, name, getattr(tiny, name))
+    hparams.world_model = rssm_tiny()
+    hparams.world_model.kl_scale, hparams.world_model.free_nats = 1.0, 1.0
+    hparams.actor_critic.actor_critic_units = 16
+    hparams.actor_critic.actor_critic_layers = 1
+    hparams.actor_critic.horizon = 3
     return hparams

@@ -10,11 +10,14 @@ straight-through gradients. Each step:
     features  s_t = [h_t, z_t]  ->  decoder (the frame), reward and continue heads
 
 Frames are decoded per cell as Bernoulli logits where a channel takes 2 values (MinAtar's on/off
-cells) and as a unit-variance Gaussian over pixels scaled to [-0.5, 0.5] otherwise (Atari). The
-reward and continue heads read the state after each action: for a window of T steps (rlkit's
-windows: actions[t] taken on frames[t], rewards[t] and ends[t] following it) the posterior
-states 1..T-1 and one prior step past the window, so that the step that ended an episode (the
-last of its window; its next frame is not stored) is a continue target too.
+cells) and as a unit-variance Gaussian over pixels scaled to [-0.5, 0.5] otherwise (Atari); a
+gymnasium env's vector observations (`pixel_values` 0) go through MLPs and are decoded as a
+unit-variance Gaussian over their values. The reward and continue heads read the state after
+each action (rlkit's windows: actions[t] taken on frames[t], rewards[t] and ends[t] following
+it): the next posterior state inside the window, or a prior step where none follows in the same
+episode (the window's last step; an episode's last, where a window runs on into another
+episode and the state starts afresh at `firsts`), so the step that ended an episode is a
+continue target too.
 
 The loss is `world_model_loss`, a pure function: frame NLL + reward NLL + continue_scale x
 continue NLL + kl_scale x the balanced KL (`kl_balanced`: alpha on the prior side, free nats).
@@ -70,7 +73,10 @@ def kl_balanced(posterior_logits, prior_logits, balance, free_nats):
 def frame_nll(frame_outputs, frames, pixel_values):
     """Negative log-likelihood per frame (summed over cells and channels, mean over frames) of uint8
     `frames` [..., H, W, C]: Bernoulli with 2 pixel values, else a unit-variance Gaussian over
-    pixels scaled to [-0.5, 0.5] (constant terms dropped)."""
+    pixels scaled to [-0.5, 0.5] (constant terms dropped); with pixel_values 0, of vector
+    observations [..., D] under a unit-variance Gaussian."""
+    if pixel_values == 0:
+        return tf.reduce_mean(tf.reduce_sum(0.5 * tf.square(frame_outputs - tf.cast(frames, tf.float32)), -1))
     if pixel_values == 2:
         targets = tf.cast(pixel_classes(frames, 2), tf.float32)
         nll = tf.nn.sigmoid_cross_entropy_with_logits(labels=targets, logits=frame_outputs)
@@ -127,12 +133,16 @@ class RSSM(keras.Model):
         self.hparams, self.frame_shape = hparams, tuple(frame_shape)
         self.num_actions, self.pixel_values = num_actions, pixel_values
         self.groups, self.classes = hparams.stoch_groups, hparams.stoch_classes
-        height, width, channels = self.frame_shape
-        self.encoder = keras.Sequential(
-            [layers.Conv2D(hparams.encoder_depth * 2 ** i, kernel, strides=stride, activation="elu")
-             for i, (kernel, stride) in enumerate(zip(hparams.encoder_kernels, hparams.encoder_strides))]
-            + [layers.Flatten()], name="encoder")
-        self.decoder = self._decoder(hparams, height, width, channels)
+        self.vector = pixel_values == 0  # a gymnasium env's observation vectors, not frames
+        if self.vector:
+            self.encoder = mlp(hparams.hidden_size, 1, hparams.hidden_size, "encoder")
+            self.decoder = mlp(hparams.hidden_size, 2, self.frame_shape[0], "decoder")
+        else:
+            self.encoder = keras.Sequential(
+                [layers.Conv2D(hparams.encoder_depth * 2 ** i, kernel, strides=stride, activation="elu")
+                 for i, (kernel, stride) in enumerate(zip(hparams.encoder_kernels, hparams.encoder_strides))]
+                + [layers.Flatten()], name="encoder")
+            self.decoder = self._decoder(hparams, *self.frame_shape)
         self.state_input = layers.Dense(hparams.hidden_size, activation="elu", name="state_input")
         self.gru = LayerNormGRU(hparams.deter_size, name="gru")
         self.prior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "prior")
@@ -187,11 +197,13 @@ class RSSM(keras.Model):
         return (h, straight_through_sample(logits, seed)), logits
 
     def embed(self, frames):
-        """uint8 frames [..., H, W, C] -> embeddings [..., E] (cells or pixels scaled to [-0.5, 0.5])."""
-        shape = tf.shape(frames)
-        flat = tf.reshape(tf.cast(frames, tf.float32) / 255.0 - 0.5, tf.concat([[-1], shape[-3:]], 0))
+        """uint8 frames [..., H, W, C] -> embeddings [..., E] (cells or pixels scaled to [-0.5, 0.5]);
+        vector observations [..., D] as they are."""
+        shape, rank = tf.shape(frames), len(self.frame_shape)
+        scaled = tf.cast(frames, tf.float32) if self.vector else tf.cast(frames, tf.float32) / 255.0 - 0.5
+        flat = tf.reshape(scaled, tf.concat([[-1], shape[-rank:]], 0))
         embedded = self.encoder(flat)
-        return tf.reshape(embedded, tf.concat([shape[:-3], [embedded.shape[-1]]], 0))
+        return tf.reshape(embedded, tf.concat([shape[:-rank], [embedded.shape[-1]]], 0))
 
     def observe(self, frames, actions, firsts=None, seed=None):
         """Filters windows: frames [B, T, H, W, C] with actions [B, T] (actions[t] taken on
@@ -261,15 +273,19 @@ class RSSM(keras.Model):
                                          states["posterior_logits"], states["prior_logits"], self.pixel_values,
                                          hp.kl_scale, hp.kl_balance, hp.free_nats, hp.continue_scale)
         predicted = self._frames_of(frame_outputs)
+        same = (tf.abs(predicted - tf.cast(frames, tf.float32)) < 0.1 if self.vector  # within 0.1, for vectors
+                else tf.equal(predicted, frames))
         metrics.update(
             pixel_loss=metrics["image_loss"],
-            pixel_accuracy=tf.reduce_mean(tf.cast(tf.equal(predicted, frames), tf.float32)),
+            pixel_accuracy=tf.reduce_mean(tf.cast(same, tf.float32)),
             reward_accuracy=tf.reduce_mean(tf.cast(tf.equal(tf.clip_by_value(tf.round(reward_means), -1, 1),
                                                             rewards), tf.float32)))
         return loss, metrics, (hs, zs)
 
     def _frames_of(self, frame_outputs):
-        """The decoder's likeliest uint8 frames."""
+        """The decoder's likeliest uint8 frames (vectors: its means)."""
+        if self.vector:
+            return frame_outputs
         if self.pixel_values == 2:
             return tf.cast(tf.cast(frame_outputs > 0, tf.int32) * 255, tf.uint8)
         return tf.cast(tf.clip_by_value(tf.round((frame_outputs + 0.5) * 255.0), 0, 255), tf.uint8)

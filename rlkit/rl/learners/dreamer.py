@@ -12,9 +12,14 @@ heads give at s_t, and values v_t of a slow target critic (a hard copy every
     critic         w_t (v(s_t) - sg(V_t))^2 / 2
 
 rho = 1 (REINFORCE, entropy eta 1e-3) for discrete actions, rho = 0 (gradients of V through the
-dynamics, eta 1e-4) for continuous ones.
+dynamics, eta 1e-4) for continuous ones, whose actions are tanh-squashed Gaussian samples in
+[-1, 1] (scaled to the env's bounds only where the env gets them), reparameterised so that the
+gradient of V reaches the actor through the world model's dynamics.
 """
 
+import math
+
+import gymnasium as gym
 import tensorflow as tf
 
 
@@ -49,6 +54,25 @@ def actor_loss(log_probs, entropy, returns, baselines, weights, rho, entropy_coe
                       imagined_return=tf.reduce_mean(returns))
 
 
+def continuous_parameters(params, min_std=0.1):
+    """(mean, std) of the actor's Gaussian before tanh, from its outputs [..., 2A]: DreamerV2's
+    tanh-normal (mean 5 tanh(mean / 5), std 2 sigmoid(std / 2) + min_std)."""
+    mean, raw_std = tf.split(params, 2, axis=-1)
+    return 5.0 * tf.tanh(mean / 5.0), 2.0 * tf.sigmoid(raw_std / 2.0) + min_std
+
+
+def sample_continuous(params, temperature, seed):
+    """Actions [..., A] in [-1, 1]: tanh(mean + temperature x std x noise), with their
+    log-probabilities (change of variables through tanh) and the Gaussian's entropy [...]."""
+    mean, std = continuous_parameters(params)
+    noise = tf.random.stateless_normal(tf.shape(mean), seed)
+    actions = tf.tanh(mean + temperature * std * noise)
+    log_probs = tf.reduce_sum(-0.5 * tf.square(noise) - tf.math.log(std) - 0.5 * math.log(2 * math.pi)
+                              - tf.math.log(1.0 - tf.square(actions) + 1e-6), -1)
+    entropy = tf.reduce_sum(tf.math.log(std) + 0.5 * math.log(2 * math.pi * math.e), -1)
+    return actions, log_probs, entropy
+
+
 def critic_loss(values, returns, weights):
     """The critic's regression on the lambda-returns over s_0 .. s_{H-1} [H, B]; returns (loss, metrics)."""
     loss = tf.reduce_mean(weights * 0.5 * tf.square(values - tf.stop_gradient(returns)))
@@ -60,18 +84,24 @@ class DreamerAgent:
     optimizers: `update(batch)` takes one gradient step of each on a batch of stored sequences
     (frames [B, T, H, W, C] uint8, actions, rewards, ends [B, T] and firsts where an episode
     starts inside one), imagining `horizon` steps from every posterior state of the batch.
-    Discrete actions (rho = 1, REINFORCE).
+    Discrete actions train the actor with REINFORCE (rho = 1), continuous ones (a Box action
+    space, stored as the env took them) by backpropagating through the dynamics (rho = 0).
 
-    hparams: the actor-critic's values (a dreamer_actor_critic_* set); world_model: the RSSM's.
+    hparams: the actor-critic's values (a dreamer_actor_critic_* set); world_model: the RSSM's;
+    pixel_values 0 for a gymnasium env's vector observations.
     """
 
-    def __init__(self, hparams, world_model, frame_shape, num_actions, pixel_values, seed):
+    def __init__(self, hparams, world_model, frame_shape, action_space, pixel_values, seed):
         import keras
 
         from rlkit.models.optimizers import make_optimizer
         from rlkit.models.rssm import RSSM
 
-        self.hparams, self.num_actions = hparams, num_actions
+        self.hparams = hparams
+        self.discrete = isinstance(action_space, gym.spaces.Discrete)
+        num_actions = int(action_space.n) if self.discrete else int(action_space.shape[0])
+        # Continuous actions are learned in [-1, 1]; the env's bounds (symmetric) scale them.
+        self.action_scale = None if self.discrete else tf.constant(action_space.high, tf.float32)
         self.world_model = RSSM(world_model, frame_shape, num_actions, pixel_values)
         features = world_model.deter_size + world_model.stoch_groups * world_model.stoch_classes
 
@@ -80,7 +110,8 @@ class DreamerAgent:
                                     + [keras.layers.Dense(hparams.actor_critic_units, activation="elu")
                                        for _ in range(hparams.actor_critic_layers)]
                                     + [keras.layers.Dense(output)], name=name)
-        self.actor, self.critic, self.target_critic = head(num_actions, "actor"), head(1, "critic"), head(1, "target")
+        actor_outputs = num_actions if self.discrete else 2 * num_actions  # logits, or mean and std
+        self.actor, self.critic, self.target_critic = head(actor_outputs, "actor"), head(1, "critic"), head(1, "target")
         self.target_critic.set_weights(self.critic.get_weights())
         self.model_optimizer = self.world_model.make_optimizer()
         self.actor_optimizer = make_optimizer(hparams.actor_learning_rate, epsilon=1e-5,
@@ -89,19 +120,29 @@ class DreamerAgent:
                                                global_clipnorm=hparams.clip_grad_norm)
         self.updates = tf.Variable(0, dtype=tf.int64, trainable=False)
         self.seed = tf.random.Generator.from_seed(seed)
-        self.policy = DreamerPolicy(self.world_model, self.actor, frame_shape, seed + 1)
+        self.policy = self.new_policy(seed + 1)
+
+    def new_policy(self, seed):
+        """A DreamerPolicy on this agent's networks, with states of its own."""
+        return DreamerPolicy(self.world_model, self.actor, self.world_model.frame_shape, self.action_scale, seed)
 
     def imagine(self, start):
         """Features [H + 1, N, F] of the states the actor reaches from `start` (h, z) in `horizon`
         steps, and the log-probabilities and entropies [H, N] of its actions."""
         state, features, log_probs, entropies = start, [self.world_model.features(start)], [], []
         for _ in range(self.hparams.horizon):
-            logits = self.actor(tf.stop_gradient(features[-1]))
-            actions = tf.squeeze(tf.random.stateless_categorical(logits, 1, self.seed.make_seeds(1)[:, 0]), -1)
-            log_pi = tf.nn.log_softmax(logits)
-            log_probs.append(tf.gather(log_pi, actions, batch_dims=1))
-            entropies.append(-tf.reduce_sum(tf.exp(log_pi) * log_pi, -1))
-            state, _ = self.world_model.prior_step(state, tf.cast(actions, tf.int32))
+            params = self.actor(tf.stop_gradient(features[-1]))
+            seed = self.seed.make_seeds(1)[:, 0]
+            if self.discrete:
+                actions = tf.cast(tf.squeeze(tf.random.stateless_categorical(params, 1, seed), -1), tf.int32)
+                log_pi = tf.nn.log_softmax(params)
+                log_probs.append(tf.gather(log_pi, actions, batch_dims=1))
+                entropies.append(-tf.reduce_sum(tf.exp(log_pi) * log_pi, -1))
+            else:
+                actions, log_prob, entropy = sample_continuous(params, 1.0, seed)
+                log_probs.append(log_prob)
+                entropies.append(entropy)
+            state, _ = self.world_model.prior_step(state, actions)
             features.append(self.world_model.features(state))
         return tf.stack(features), tf.stack(log_probs), tf.stack(entropies)
 
@@ -109,6 +150,8 @@ class DreamerAgent:
     def update(self, batch):
         """One gradient step of the world model, the actor and the critic; returns their metrics."""
         hp = self.hparams
+        if not self.discrete:
+            batch = dict(batch, actions=tf.cast(batch["actions"], tf.float32) / self.action_scale)
         with tf.GradientTape() as model_tape:
             loss, metrics, (hs, zs) = self.world_model.train_loss(batch)
         variables = self.world_model.trainable_variables
@@ -125,7 +168,8 @@ class DreamerAgent:
             values = tf.reshape(values, tf.shape(features)[:2])
             returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
             weights = trajectory_weights(discounts)
-            actor, actor_metrics = actor_loss(log_probs, entropies, returns, values[:-1], weights, 1.0,
+            rho = 1.0 if self.discrete else 0.0  # REINFORCE, or the returns' gradient through the dynamics
+            actor, actor_metrics = actor_loss(log_probs, entropies, returns, values[:-1], weights, rho,
                                               hp.entropy_coef)
         self.actor_optimizer.apply_gradients(zip(actor_tape.gradient(actor, self.actor.trainable_variables),
                                                  self.actor.trainable_variables))
@@ -164,21 +208,28 @@ class DreamerPolicy(tf.Module):
         policy.end_episodes(done)                       # [B] bool: those envs start afresh
 
     A call with another batch size than the last starts every env afresh, as `reset` does.
+    Observations are uint8 frames, or float32 vectors [B, 1, D] of a gymnasium env; continuous
+    actions come scaled to the env's bounds (`action_scale`, the Box's high).
     """
 
-    def __init__(self, world_model, actor, frame_shape, seed):
+    def __init__(self, world_model, actor, observation_shape, action_scale, seed):
         super().__init__()
         self.world_model, self.actor = world_model, actor
+        self.discrete = action_scale is None
+        self.action_scale = action_scale
         self.rng = tf.random.Generator.from_seed(seed)
-        groups, classes = world_model.groups, world_model.classes
-        self.action_count = tf.Variable(world_model.num_actions, trainable=False, name="action_count")
+        groups, classes, num_actions = world_model.groups, world_model.classes, world_model.num_actions
+        self.action_count = tf.Variable(num_actions, trainable=False, name="action_count")
         self.h = tf.Variable(tf.zeros([0, world_model.hparams.deter_size]), trainable=False,
                              shape=[None, world_model.hparams.deter_size])
         self.z = tf.Variable(tf.zeros([0, groups, classes]), trainable=False, shape=[None, groups, classes])
-        self.last_action = tf.Variable(tf.zeros([0], tf.int32), trainable=False, shape=[None])
+        # The last action as the world model takes it: an index, or a vector in [-1, 1].
+        self.last_action = (tf.Variable(tf.zeros([0], tf.int32), trainable=False, shape=[None]) if self.discrete
+                            else tf.Variable(tf.zeros([0, num_actions]), trainable=False, shape=[None, num_actions]))
         self.first = tf.Variable(tf.zeros([0], tf.bool), trainable=False, shape=[None])
+        dtype = tf.float32 if world_model.vector else tf.uint8
         self.act = tf.function(self._act, input_signature=[
-            tf.TensorSpec((None, 1) + tuple(frame_shape), tf.uint8, name="observation"),
+            tf.TensorSpec((None, 1) + tuple(observation_shape), dtype, name="observation"),
             tf.TensorSpec((), tf.float32, name="temperature")])
         self.reset = tf.function(self._reset, input_signature=[])
         self.end_episodes = tf.function(self._end_episodes, input_signature=[tf.TensorSpec([None], tf.bool)])
@@ -186,7 +237,8 @@ class DreamerPolicy(tf.Module):
     def _start(self, batch):
         self.h.assign(tf.zeros([batch, self.h.shape[1]]))
         self.z.assign(tf.zeros([batch, self.z.shape[1], self.z.shape[2]]))
-        self.last_action.assign(tf.zeros([batch], tf.int32))
+        self.last_action.assign(tf.zeros(tf.concat([[batch], tf.shape(self.last_action)[1:]], 0),
+                                         self.last_action.dtype))
         self.first.assign(tf.ones([batch], tf.bool))
 
     def _act(self, observation, temperature):
@@ -198,15 +250,20 @@ class DreamerPolicy(tf.Module):
             self._start(batch)
         h = self.world_model.advance((self.h, self.z), self.last_action)
         h = tf.where(self.first[:, None], tf.zeros_like(h), h)
-        seeds = self.rng.make_seeds(2)
-        (h, z), _ = self.world_model.observe_step(h, self.world_model.embed(frames), tf.cast(seeds[:, 0], tf.int32))
-        logits = self.actor(self.world_model.features((h, z)))
-        action = sample_actions(logits, True, temperature, tf.cast(seeds[:, 1], tf.int32))
+        seeds = tf.cast(self.rng.make_seeds(2), tf.int32)
+        (h, z), _ = self.world_model.observe_step(h, self.world_model.embed(frames), seeds[:, 0])
+        params = self.actor(self.world_model.features((h, z)))
+        if self.discrete:
+            action = sample_actions(params, True, temperature, seeds[:, 1])
+            env_action = action
+        else:
+            action, _, _ = sample_continuous(params, temperature, seeds[:, 1])
+            env_action = action * self.action_scale
         self.h.assign(h)
         self.z.assign(z)
         self.last_action.assign(action)
         self.first.assign(tf.zeros([batch], tf.bool))
-        return {"action": action}
+        return {"action": env_action}
 
     def _reset(self):
         self.first.assign(tf.ones_like(self.first))

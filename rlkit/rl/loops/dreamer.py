@@ -30,8 +30,9 @@ import numpy as np
 from absl import logging
 
 from rlkit.data_generators.make_env import (
-    check_image_game,
+    check_game,
     frame_shape,
+    is_image_game,
     make_batch_env,
     pixel_values,
 )
@@ -67,14 +68,22 @@ def evaluation_points(hparams):
     return sorted({*range(every, hparams.num_env_steps, every), hparams.num_env_steps})
 
 
-def replay_memory_estimate(hparams):
+def observations_of(hparams, env):
+    """(shape, pixel values, bytes per value) of what the world model sees: an image game's
+    frames, or a gymnasium env's observation vectors (pixel values 0, float32)."""
+    if is_image_game(hparams.game):
+        return frame_shape(hparams), pixel_values(hparams), 1
+    return tuple(env.observation_space.shape), 0, 4
+
+
+def replay_memory_estimate(hparams, env):
     """One line on what the replay holds in memory: frames raw, and LZ4-compressed as rlkit's
     frame store keeps them (measured on the stored data once there is some)."""
-    height, width, channels = frame_shape(hparams)
+    shape, _, value_bytes = observations_of(hparams, env)
     steps = min(hparams.replay_capacity, hparams.num_env_steps)
-    raw = steps * height * width * channels
-    return (f"Replay: up to {steps:,} steps of {height}x{width}x{channels} frames, {raw / 2**30:.2f} GiB raw; "
-            "the frame store holds them LZ4-compressed, one by one")
+    raw = steps * int(np.prod(shape)) * value_bytes
+    return (f"Replay: up to {steps:,} steps of {'x'.join(map(str, shape))} observations, {raw / 2**30:.2f} GiB "
+            "raw; the frame store holds them LZ4-compressed, one by one")
 
 
 class Dreamer:
@@ -87,9 +96,11 @@ class Dreamer:
         from rlkit.rl.learners.dreamer import DreamerAgent
 
         self.hparams, self.output_dir = hparams, output_dir
-        self.agent = DreamerAgent(hparams.actor_critic, hparams.world_model, frame_shape(hparams),
-                                  int(env.action_space.n), pixel_values(hparams), seed)
+        shape, values, _ = observations_of(hparams, env)
+        self.agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, values, seed)
         self.model_dir = os.path.join(output_dir, "world_model")
+        # Atari's and MinAtar's rewards are learned clipped, other envs' as they are.
+        self.reward_column = "rewards" if env.clip_rewards else "raw_rewards"
         # Variables exist once the networks have run: one update's graph on a zero batch, not applied.
         self._build()
         self.checkpoint = tf.train.Checkpoint(**self.agent.checkpointables())
@@ -103,11 +114,12 @@ class Dreamer:
 
     def _build(self):
         agent, hparams = self.agent, self.hparams
-        height, width, channels = frame_shape(hparams)
-        length = sequence_length(hparams)
-        agent.world_model.train_loss(dict(
-            frames=np.zeros((1, length, height, width, channels), np.uint8), actions=np.zeros((1, length), np.int32),
-            rewards=np.zeros((1, length), np.float32), ends=np.zeros((1, length), np.int32)))
+        model, length = agent.world_model, sequence_length(hparams)
+        actions = (np.zeros((1, length), np.int32) if agent.discrete
+                   else np.zeros((1, length, model.num_actions), np.float32))
+        model.train_loss(dict(frames=np.zeros((1, length) + model.frame_shape, np.float32 if model.vector else np.uint8),
+                              actions=actions, rewards=np.zeros((1, length), np.float32),
+                              ends=np.zeros((1, length), np.int32)))
         features = agent.world_model.features(agent.world_model.initial_state(1))
         agent.actor(features), agent.critic(features), agent.target_critic(features)
         agent.target_critic.set_weights(agent.critic.get_weights())
@@ -135,7 +147,8 @@ class Dreamer:
         hparams = self.hparams
         metrics = []
         for _ in range(count):
-            batch = store.sequences(rng, hparams.world_model.batch_size, sequence_length(hparams))
+            batch = store.sequences(rng, hparams.world_model.batch_size, sequence_length(hparams),
+                                    reward_column=self.reward_column)
             metrics.append({name: float(value) for name, value in self.agent.update(batch).items()})
             if self.updates % log_every == 0:
                 means = {name: float(np.mean([m[name] for m in metrics])) for name in metrics[0]}
@@ -150,7 +163,7 @@ class Dreamer:
         from rlkit.rl.loops.world_model_training import dream_image, dream_window
         from rlkit.summaries import write_summaries
 
-        window = dream_window(store, self.hparams.world_model)
+        window = dream_window(store, self.hparams.world_model) if is_image_game(self.hparams.game) else None
         if window is not None:
             image = dream_image(self.agent.world_model, window, self.hparams.world_model)
             write_summaries(self.dream_writer, step, {}, images={"dream_real_difference": image[None]})
@@ -161,13 +174,12 @@ def evaluate(hparams, dreamer, store, env_steps, eval_dir, seed):
     the evaluation done) and TensorBoard at real env steps; the policy exported to policy/."""
     import tensorflow as tf
 
-    from rlkit.rl.learners.dreamer import DreamerPolicy
     from rlkit.rl.learners.policy_export import recurrent_act
     from rlkit.rl.loops import evaluation
     from rlkit.summaries import write_summaries
 
     # A policy of its own (the same networks): the training envs' states carry on meanwhile.
-    policy = DreamerPolicy(dreamer.agent.world_model, dreamer.agent.actor, frame_shape(hparams), seed + env_steps)
+    policy = dreamer.agent.new_policy(seed + env_steps)
     results, _ = evaluation.evaluate_policy(hparams, recurrent_act(policy), seed + env_steps)
     scalars = dict(evaluation.policy_scalars(results), **{"loop/gradient_steps": dreamer.updates})
     write_summaries(tf.summary.create_file_writer(eval_dir), env_steps, scalars)
@@ -227,7 +239,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
         summary = evaluate(hparams, dreamer, store, hparams.num_env_steps, eval_dir, seed)
         return evaluated(summary)
 
-    logging.info(replay_memory_estimate(hparams))
+    logging.info(replay_memory_estimate(hparams, env))
     replay = ReplayMemory(os.path.join(output_dir, "data"), env.num_envs, 1, hparams.replay_capacity,
                           hparams.shard_steps)
     store = replay.store
@@ -282,7 +294,14 @@ def check_names(hparams):
     if hparams.get("loop") != "dreamer" or "actor_critic" not in hparams:
         raise UserError("the set is not a Dreamer loop set: use one such as dreamer_v2_minatar "
                         "(python -m rlkit.hparams --list)")
-    check_image_game(hparams.game, "Dreamer's world model")
+    check_game(hparams.game)
+    if not is_image_game(hparams.game):
+        from rlkit.data_generators.make_env import spaces_of
+
+        observation_space, _, _ = spaces_of(hparams)
+        if len(observation_space.shape) != 1:
+            raise UserError(f"game {hparams.game!r} gives observations of shape {observation_space.shape}: Dreamer's "
+                            "world model takes image frames (Atari, MinAtar) or observation vectors")
     if hparams.offline_data_dir and not os.path.isdir(hparams.offline_data_dir):
         raise UserError(f"offline_data_dir={hparams.offline_data_dir!r} does not exist: point it at a run's data/ dir "
                         "or collect's output")
