@@ -34,9 +34,12 @@ setup(
         # Hyperparameter search and benchmarks (lab --mode=search/benchmark) on Ray Tune, and
         # real envs on Ray actors (real_num_workers).
         "ray": ["ray[tune]>=2.40"],
+        # Results statistics (interquartile means, bootstrap CIs, performance profiles) for
+        # python -m rlkit.rl.analysis.minatar_results; rliable's arch needs pandas 2.
+        "results": ["rliable>=1.2", "pandas<3"],
         # The reference site (mkdocs build --strict; mkdocs serve to read it locally).
         "docs": ["mkdocs>=1.6"],
         "test": ["pytest>=8", "pytest-xdist>=3.5", "gcp-storage-emulator>=2024.8", "minatar>=1.0.15", "ray[tune]>=2.40",
-                 "mkdocs>=1.6"],
+                 "mkdocs>=1.6", "rliable>=1.2", "pandas<3"],
     },
 )

@@ -7,12 +7,16 @@
 #   bash scripts/minatar_experiment.sh RUNS [GAME ...]     # GAMEs default to all five
 #   python -m rlkit.rl.analysis.minatar_results --runs=RUNS --docs=docs
 #
-# Seeds: 3 on Breakout and Freeway, 1 on the others (SEEDS_<game> overrides, e.g. SEEDS_seaquest="0 1").
-# ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=simple the SimPLe rows.
+# Seeds (docs/results.md, "Protocol"): random and PPO@100K 10 on every game (minutes each); SimPLe 5 on
+# Breakout and Freeway and 3 on the others; PPO@1M (the normalising reference) 3 on Breakout and
+# Freeway and 1 on the others. SEEDS_<method>_<game> overrides one list, e.g. SEEDS_simple_seaquest="0 1".
+# ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=model_free_100k the random
+# and PPO@100K rows, ONLY=simple the SimPLe rows.
 # SimPLe rows: rlmb_minatar (SimPLe's world model, RUNS/GAME/simple_100k_sS) on Freeway, whose
 # episodes do not end early, and rlmb_minatar_ends (the world model also predicts episode ends,
 # simple_ends_100k_sS) on the four games that end at the first lost life, which SimPLe's model
 # cannot show (docs/results.md); SIMPLE=faithful runs rlmb_minatar on every game.
+# Every final evaluation (and the random policy's) plays 128 episodes per temperature.
 set -euo pipefail
 runs=${1:?usage: bash scripts/minatar_experiment.sh RUNS_DIR [GAME ...]}
 shift
@@ -20,27 +24,38 @@ games=("$@")
 [ ${#games[@]} -gt 0 ] || games=(breakout freeway asterix seaquest space_invaders)
 python=${PYTHON:-python}
 
+seeds() {  # seeds METHOD GAME: the seed list of one method on one game
+  local method=$1 game=$2 var="SEEDS_$1_$2" default
+  case $method in
+    model_free) default="0 1 2 3 4 5 6 7 8 9" ;;
+    ppo_1m) default="0"; case $game in breakout|freeway) default="0 1 2" ;; esac ;;
+    simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
+  esac
+  echo "${!var:-$default}"
+}
+
 for game in "${games[@]}"; do
-  default_seeds="0"
-  case $game in breakout|freeway) default_seeds="0 1 2" ;; esac
-  seeds_var="SEEDS_$game"
-  for seed in ${!seeds_var:-$default_seeds}; do
-    dir="$runs/$game"
-    if [ "${ONLY:-}" != simple ]; then
+  dir="$runs/$game"
+  if [ "${ONLY:-}" != simple ]; then
+    for seed in $(seeds model_free "$game"); do
       # A random policy: the evaluation alone.
       [ -f "$dir/random_s$seed/summary.json" ] || $python -m rlkit.rl.evaluator --agent=random \
         --hparams_set=rlmf_minatar --hparams="game=minatar/$game" --seed="$seed" --eval_metrics_dir="$dir/random_s$seed"
       $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
+    done
+    [ "${ONLY:-}" = model_free_100k ] || for seed in $(seeds ppo_1m "$game"); do
       $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
         --hparams="game=minatar/$game,num_env_steps=1000000,eval_every_iterations=50" \
         --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
-    fi
-    if [ "${ONLY:-}" != model_free ]; then
-      set_name=rlmb_minatar_ends run=simple_ends_100k
-      if [ "$game" = freeway ] || [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
+    done
+  fi
+  if [ "${ONLY:-}" != model_free ] && [ "${ONLY:-}" != model_free_100k ]; then
+    set_name=rlmb_minatar_ends run=simple_ends_100k
+    if [ "$game" = freeway ] || [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
+    for seed in $(seeds simple "$game"); do
       $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$dir/${run}_s$seed"
-    fi
-  done
+    done
+  fi
 done

@@ -69,7 +69,7 @@ RULES = {
     "grayscale": anything, "sticky_actions": anything, "episodic_life": anything, "max_episode_frames": positive, "max_num_noops": non_negative,
     "num_envs": positive, "real_num_workers": non_negative, "num_agent_steps": positive, "shard_steps": positive,
     # Evaluation.
-    "eval_batch_size": positive, "eval_step_limit": positive, "eval_max_num_noops": non_negative,
+    "eval_batch_size": positive, "final_eval_batch_size": positive, "eval_step_limit": positive, "eval_max_num_noops": non_negative,
     "eval_sampling_temps": non_empty_list_of(non_negative), "eval_every_iterations": positive,
     "reward_accuracy_lengths": non_empty_list_of(positive), "reward_accuracy_rollouts": positive,
     # Model-free training and PPO.

@@ -247,7 +247,7 @@ def dreamer_v2_tiny():
     hparams.offline_updates = 6
     hparams.offline_checkpoint_updates = 3
     hparams.eval_sampling_temps = [0.0, 1.0]
-    hparams.eval_batch_size = 2
+    hparams.eval_batch_size = hparams.final_eval_batch_size = 2
     hparams.eval_step_limit = 30
     hparams.reward_accuracy_lengths = [2, 4]
     hparams.reward_accuracy_rollouts = 4

@@ -211,6 +211,7 @@ def rlmb_minatar_tiny():
     hparams.world_model = next_frame_basic_stochastic_discrete_tiny()
     for name in ("train_steps", "batch_size", "num_target_frames"):
         setattr(hparams.world_model, name, getattr(tiny.world_model, name))
+    hparams.final_eval_batch_size = hparams.eval_batch_size
     return hparams
 
 

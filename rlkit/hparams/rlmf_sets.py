@@ -110,7 +110,9 @@ def rlmf_minatar():
 @register_hparams
 def rlmf_minatar_tiny():
     """A few PPO iterations on MinAtar Breakout: for tests."""
-    return _shrink_for_tests(rlmf_minatar())
+    hparams = _shrink_for_tests(rlmf_minatar())
+    hparams.final_eval_batch_size = hparams.eval_batch_size
+    return hparams
 
 
 def _off_policy(hparams, learner_name, learner, num_envs, num_env_steps, shard_steps, eval_every_steps):

@@ -29,6 +29,7 @@ import numpy as np
 from absl import flags
 
 from rlkit.errors import run_command
+from rlkit.rl.analysis import statistics
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -39,6 +40,15 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("simple_objects_100k", "SimPLe + ends + one-cell objects @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
+# The final evaluation's spread over its episodes, where the run recorded it (since the
+# 128-episode final evaluations; earlier runs' evaluations had 32 episodes and no record of it).
+STD_TAG, EPISODES_TAG = ("episodes/eval/sampling_temp_1.0_max_noops_0_std_unclipped",
+                         "episodes/eval/sampling_temp_1.0_max_noops_0_episodes")
+# Across games: SimPLe's set for each kind of game (docs/results.md, "Which SimPLe"), the
+# baseline the others are compared with and the reference that normalises scores (random = 0).
+BEST_SIMPLE = ("SimPLe (its set per game)", {"freeway": "simple_100k"}, "simple_ends_100k")
+BASELINE, REFERENCE = "PPO @100K", "PPO @1M"
+STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -138,6 +148,35 @@ def world_model_metrics(run):
     return dict(epochs[-1]["world_model"], epoch=len(epochs) - 1)
 
 
+def evaluation_error(run):
+    """The standard error of a run's final evaluation at temperature 1 (std / sqrt(episodes)),
+    or None where the run did not record its episodes' spread."""
+    try:
+        std = curves.run_series(run, run, STD_TAG)[2][-1]
+        episodes = curves.run_series(run, run, EPISODES_TAG)[2][-1]
+    except Exception:  # an older run: no record
+        return None
+    return float(std / np.sqrt(episodes))
+
+
+def mean_interval(values, digits=2):
+    """'mean [low, high]' with a 95% bootstrap CI over runs; the value alone for one run."""
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    mean, low, high = statistics.mean_interval(values)
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def noise(finals, errors):
+    """'evaluation SE / seed std': the final evaluations' mean standard error against the spread
+    of the final returns over seeds."""
+    errors = [e for e in errors if e is not None]
+    spread = f"{np.std(finals, ddof=1):.2f}" if len(finals) > 1 else "—"
+    return f"{np.mean(errors):.2f} / {spread}" if errors else f"— / {spread}"
+
+
 def mean_std(values, digits=2):
     if not values:
         return "—"
@@ -153,11 +192,12 @@ def game_rows(archive_dir, game):
         runs = sorted(p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p))
         if not runs:
             continue
-        finals, greedy, steps, seconds, unfinished = [], [], [], [], 0
+        finals, greedy, steps, seconds, errors, unfinished = [], [], [], [], [], 0
         for run in runs:
             info = json.load(open(os.path.join(run, "run_info.json")))
             step, value = evaluations(run)[-1]
             finals.append(value)
+            errors.append(evaluation_error(run))
             evaluated.append(run)
             greedy.append(float(curves.run_series(run, run, GREEDY_TAG)[2][-1]))
             steps.append(step)
@@ -167,10 +207,51 @@ def game_rows(archive_dir, game):
             if prefix.startswith("simple") and (metrics := world_model_metrics(run)):
                 world_models.append((os.path.basename(run), metrics))
         note = f" ({unfinished} unfinished)" if unfinished else ""
-        rows.append([game, label, f"{len(finals)}{note}", mean_std(finals), mean_std(greedy),
-                     f"{int(np.mean(steps)):,}" if prefix != "random" else "—",
+        rows.append([game, label, f"{len(finals)}{note}", mean_interval(finals), mean_interval(greedy),
+                     noise(finals, errors), f"{int(np.mean(steps)):,}" if prefix != "random" else "—",
                      duration(np.mean(seconds)) if seconds else "—"])
     return rows, world_models, evaluated
+
+
+def final_returns(archive_dir, game, prefix):
+    """The final returns (temperature 1) of a game's archived runs of one method, in seed order."""
+    runs = sorted((p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p)),
+                  key=lambda p: int(p.rsplit("_s", 1)[1]))
+    return [evaluations(run)[-1][1] for run in runs]
+
+
+def statistics_section(archive_dir, docs_dir):
+    """Across the five games: IQM and optimality gap of normalised scores (random 0, PPO@1M 1) with
+    stratified-bootstrap CIs, the probability of improving on PPO@100K, and the performance
+    profile and interval plots; for the methods run on every game."""
+    labels = dict(METHODS)
+    prefixes = {label: {game: prefix for game in GAMES} for prefix, label in METHODS}
+    name, special, default = BEST_SIMPLE
+    prefixes[name] = {game: special.get(game, default) for game in GAMES}
+    returns = {label: [final_returns(archive_dir, game, by_game[game]) for game in GAMES]
+               for label, by_game in prefixes.items()}
+    complete = {label: r for label, r in returns.items() if all(r)}
+    if labels["random"] not in complete or REFERENCE not in complete or BASELINE not in complete:
+        return None
+    random_means = np.array([np.mean(r) for r in complete[labels["random"]]])
+    reference_means = np.array([np.mean(r) for r in complete[REFERENCE]])
+    scores = {}
+    for label, per_game in complete.items():
+        runs = min(len(r) for r in per_game)  # rliable's matrices: as many runs on every game
+        matrix = np.array([r[:runs] for r in per_game]).T
+        scores[f"{label} ({runs})"] = statistics.normalised(matrix, random_means, reference_means)
+    aggregate = statistics.aggregates(scores)
+    baseline = next(m for m in scores if m.startswith(BASELINE + " ("))
+    improvement = statistics.improvement_probabilities(scores, baseline)
+    rows = [[m, *(f"{a[n][0]:.2f} [{a[n][1]:.2f}, {a[n][2]:.2f}]" for n in ("IQM", "optimality gap")),
+             "—" if m == baseline else "{:.2f} [{:.2f}, {:.2f}]".format(*improvement[m])]
+            for m, a in aggregate.items()]
+    figures = [os.path.join(docs_dir, "results", f"minatar_{kind}.png") for kind in ("profile", "intervals")]
+    statistics.draw(scores, aggregate, *figures, REFERENCE)
+    header = ["method (runs per game)", "IQM", "optimality gap", f"P(improves on {BASELINE})"]
+    return "\n".join([markdown_table(header, rows), "",
+                      *(f"![{kind}](results/{os.path.basename(path)})" for kind, path in
+                        zip(("performance profile", "IQM and optimality gap"), figures))])
 
 
 def duration(seconds):
@@ -264,7 +345,7 @@ def main(argv):
         if evaluated:
             figures.append((game, draw(evaluated, game, FLAGS.docs)))
     text = [markdown_table(["game", "method", "runs", "return, temperature 1", "return, temperature 0",
-                            "real steps", "wall time per run"], rows), "",
+                            "evaluation SE / seed std", "real steps", "wall time per run"], rows), "",
             "World models of the SimPLe runs, on the held-out collection after their last epoch (reward accuracy: "
             "SimPLe's, the share of 128 rollouts whose predicted cumulative reward is right after N steps):", "",
             markdown_table(["game", "run", "epoch", "pixel accuracy", "reward accuracy at 12", "at 50"],
@@ -274,6 +355,10 @@ def main(argv):
     path = os.path.join(FLAGS.docs, "results.md")
     replace_between(path, BEGIN, END, "\n".join(text))
     print("\n".join(text))
+    stats = statistics_section(archive_dir, FLAGS.docs)
+    if stats:
+        replace_between(path, STATS_BEGIN, STATS_END, stats)
+        print(stats)
     pong = pong_section(os.path.join(archive_dir, "pong"), FLAGS.docs)
     if pong:
         replace_between(path, PONG_BEGIN, PONG_END, pong)

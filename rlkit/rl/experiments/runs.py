@@ -44,7 +44,7 @@ def dev_version(hparams):
     evaluation episode per setting. Network sizes and learning values stay as the set has them."""
     hparams = hparams.copy()
     learner = hparams.get(hparams.base_algo) if "base_algo" in hparams else None
-    for name in ("num_envs", "real_num_envs", "eval_batch_size"):
+    for name in ("num_envs", "real_num_envs", "eval_batch_size", "final_eval_batch_size"):
         _shrink(hparams, name, 1)
     _shrink(hparams, "eval_step_limit", 100)
     _shrink(hparams, "keep_checkpoints", 2)

@@ -180,7 +180,8 @@ def evaluate(hparams, dreamer, store, env_steps, eval_dir, seed):
 
     # A policy of its own (the same networks): the training envs' states carry on meanwhile.
     policy = dreamer.agent.new_policy(seed + env_steps)
-    results, _ = evaluation.evaluate_policy(hparams, recurrent_act(policy), seed + env_steps)
+    results, _ = evaluation.evaluate_policy(hparams, recurrent_act(policy), seed + env_steps,
+                                            final=env_steps >= hparams.num_env_steps)
     scalars = dict(evaluation.policy_scalars(results), **{"loop/gradient_steps": dreamer.updates})
     write_summaries(tf.summary.create_file_writer(eval_dir), env_steps, scalars)
     dreamer.write_dream(store, env_steps)

@@ -37,6 +37,7 @@ def summarize_returns(stats):
         summary[f"median_{kind}"] = float(np.median(values))
         summary[f"std_{kind}"] = float(np.std(values))
     summary["mean_length"] = float(np.mean(stats.lengths))
+    summary["episodes"] = len(stats.returns)
     return summary
 
 
@@ -56,9 +57,17 @@ def log_cell(name, summary):
     return summary
 
 
-def evaluate_policy(hparams, act, seed, record_envs=0, workers=None):
+def evaluation_episodes(hparams, final):
+    """Episodes per cell: eval_batch_size, or for a run's final evaluation (and the evaluator's)
+    final_eval_batch_size where the set has one (MinAtar's results: enough episodes that the
+    evaluation's standard error is small next to the spread over seeds)."""
+    return hparams.get("final_eval_batch_size", hparams.eval_batch_size) if final else hparams.eval_batch_size
+
+
+def evaluate_policy(hparams, act, seed, record_envs=0, workers=None, final=False):
     """{config_name: summary} of `act(stacked_observations, temperature) -> actions` on the real env,
-    and {config_name: [(frames, rewards)] of the first `record_envs` episodes}.
+    and {config_name: [(frames, rewards)] of the first `record_envs` episodes}. One episode per
+    env of `evaluation_episodes(hparams, final)` envs.
 
     workers (rlkit.rl.loops.workers): the episodes run on Ray actors, with the weights of the learner
     they were started with (whose `act` `act` is), the same envs and seeds; nothing recorded."""
@@ -69,14 +78,14 @@ def evaluate_policy(hparams, act, seed, record_envs=0, workers=None):
         if "episodic_life" in env_hparams:
             env_hparams.episodic_life = False  # evaluation plays whole games
         name = config_name(temperature, max_noops)
+        episodes = evaluation_episodes(hparams, final)
         if workers is not None:
-            stats = workers.run_episodes(env_hparams, hparams.eval_batch_size, temperature, hparams.eval_step_limit,
-                                         seed)
+            stats = workers.run_episodes(env_hparams, episodes, temperature, hparams.eval_step_limit, seed)
             results[name], recordings[name] = log_cell(name, summarize_returns(stats)), []
             continue
         # A gymnasium env's observations are no pictures: recorded episodes show its own drawing.
         render = bool(record_envs) and not is_image_game(hparams.game)
-        with make_batch_env(env_hparams, hparams.eval_batch_size, render=render) as env:
+        with make_batch_env(env_hparams, episodes, render=render) as env:
             results[name], recordings[name] = run_eval_cell(hparams, env, act, name, temperature, seed, record_envs)
     return results, recordings
 
@@ -101,9 +110,14 @@ def main_return(results):
 
 
 def policy_scalars(results):
-    """TensorBoard tags of evaluate_policy's results, as SimPLe named them."""
-    return {f"mean_reward/eval/{name}_{kind}": summary[f"mean_{kind}"]
-            for name, summary in results.items() for kind in ("unclipped", "clipped")}
+    """TensorBoard tags of evaluate_policy's results, as SimPLe named them, and the spread of the
+    episodes' returns (the standard error of an evaluation is std / sqrt(episodes))."""
+    scalars = {f"mean_reward/eval/{name}_{kind}": summary[f"mean_{kind}"]
+               for name, summary in results.items() for kind in ("unclipped", "clipped")}
+    for name, summary in results.items():
+        scalars[f"episodes/eval/{name}_std_unclipped"] = summary["std_unclipped"]
+        scalars[f"episodes/eval/{name}_episodes"] = summary["episodes"]
+    return scalars
 
 
 def reward_accuracy(model, store, lengths, num_rollouts, temperature, seed, epochs=None):
@@ -185,7 +199,7 @@ def evaluate(hparams, mode, agent, policy_dir, wm_dir, data_dir, all_epochs, num
     summary = {}
     for label, act in agents:
         if mode == "agent_real":
-            results, recordings = evaluate_policy(hparams, act, seed, num_debug_videos)
+            results, recordings = evaluate_policy(hparams, act, seed, num_debug_videos, final=True)
         elif mode == "agent_simulated":
             simulated_env = SimulatedBatchEnv(model, store, hparams.eval_batch_size, action_space,
                                               reward=hparams.simulated_reward)

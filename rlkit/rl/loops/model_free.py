@@ -67,7 +67,8 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     last_eval = {}
 
     def evaluate():
-        results, _ = evaluation.evaluate_policy(hparams, learner.act, seed, workers=workers)
+        final = int(env_steps) >= final_steps
+        results, _ = evaluation.evaluate_policy(hparams, learner.act, seed, workers=workers, final=final)
         write_summaries(eval_writer, int(env_steps), evaluation.policy_scalars(results))
         last_eval.update(results)
         evaluated_steps.assign(env_steps)
@@ -81,6 +82,11 @@ def train(hparams, output_dir, seed, on_evaluation=None):
 
     def save_checkpoint():
         manager.save(checkpoint_number=int(env_steps) if learner.off_policy else int(iterations))
+
+    # The env steps after which the last evaluation comes: on-policy runs take whole iterations.
+    final_steps = (hparams.num_env_steps if learner.off_policy else
+                   max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length))
+                   * hparams.num_envs * learner.hparams.rollout_length)
 
     if learner.off_policy:
         total_steps = hparams.num_env_steps

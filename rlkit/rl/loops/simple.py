@@ -223,7 +223,8 @@ def evaluate_epoch(hparams, trainer, estimator, store, epoch, seed, workers=None
     from rlkit.rl.loops import evaluation
     from rlkit.rl.loops.world_model_training import evaluate_world_model
 
-    policy_results, _ = evaluation.evaluate_policy(hparams, trainer.learner.act, seed + epoch, workers=workers)
+    policy_results, _ = evaluation.evaluate_policy(hparams, trainer.learner.act, seed + epoch, workers=workers,
+                                                   final=epoch == hparams.epochs - 1)
     held_out = [epoch + 1]
     accuracy = evaluation.reward_accuracy(estimator.model, store, hparams.reward_accuracy_lengths,
                                           hparams.reward_accuracy_rollouts, hparams.simulated_temperature,

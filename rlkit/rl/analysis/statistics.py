@@ -1,0 +1,102 @@
+"""Results statistics as Agarwal et al. 2021 ("Deep RL at the Edge of the Statistical Precipice")
+ask for, computed with `rliable` (`pip install -e ".[results]"`): per game the mean final return
+with a 95% bootstrap confidence interval over runs; across games the interquartile mean (IQM)
+and optimality gap of normalised scores with stratified-bootstrap CIs, the probability that one
+method improves on another, a performance profile and an interval plot.
+
+Scores across games are {method: [runs, games] array of final returns} (rliable's score
+matrices: a method with more runs on some games than others gives its first `min` runs of each);
+normalised, random = 0 and a reference method = 1 on every game.
+"""
+
+import numpy as np
+
+from rlkit.errors import UserError
+
+CONFIDENCE = 0.95
+
+
+def require_rliable():
+    try:
+        from rliable import library, metrics, plot_utils  # noqa: F401
+    except ImportError:
+        raise UserError('the results statistics need rliable and matplotlib: pip install -e ".[results]"') from None
+
+
+def mean_interval(values, seed=0, reps=10_000):
+    """(mean, low, high): the mean of one method's final returns on one game over its runs, with a
+    95% percentile-bootstrap interval over runs ((mean, mean, mean) for a single run)."""
+    require_rliable()
+    from rliable import library
+
+    values = np.asarray(values, np.float64)
+    if len(values) < 2:
+        return float(values.mean()), float(values.mean()), float(values.mean())
+    points, intervals = library.get_interval_estimates({"m": values[:, None]}, lambda x: np.array([x.mean()]),
+                                                       reps=reps, random_state=np.random.RandomState(seed))
+    return float(points["m"][0]), float(intervals["m"][0, 0]), float(intervals["m"][1, 0])
+
+
+def normalised(scores, random_means, reference_means):
+    """Scores [runs, games] as (score - random) / (reference - random), per game."""
+    return (np.asarray(scores) - random_means[None]) / (reference_means - random_means)[None]
+
+
+def aggregates(normalised_scores, seed=0, reps=10_000):
+    """{method: {"IQM": (point, low, high), "optimality gap": (...)}} with stratified-bootstrap
+    95% CIs over runs, from {method: normalised scores [runs, games]} (every game run equally
+    often by a method: rliable's score matrices)."""
+    require_rliable()
+    from rliable import library, metrics
+
+    def both(x):
+        return np.array([metrics.aggregate_iqm(x), metrics.aggregate_optimality_gap(x)])
+    points, intervals = library.get_interval_estimates(normalised_scores, both, reps=reps,
+                                                       random_state=np.random.RandomState(seed))
+    return {method: {name: (float(points[method][i]), float(intervals[method][0, i]), float(intervals[method][1, i]))
+                     for i, name in enumerate(("IQM", "optimality gap"))} for method in normalised_scores}
+
+
+def improvement_probabilities(normalised_scores, baseline, seed=0, reps=2000):
+    """{method: (P(method > baseline), low, high)}: the probability that a run of the method
+    beats a run of `baseline` on a random game, with a stratified-bootstrap 95% CI."""
+    require_rliable()
+    from rliable import library, metrics
+
+    pairs = {method: (scores, normalised_scores[baseline]) for method, scores in normalised_scores.items()
+             if method != baseline}
+    if not pairs:
+        return {}
+    points, intervals = library.get_interval_estimates(pairs, metrics.probability_of_improvement, reps=reps,
+                                                       random_state=np.random.RandomState(seed))
+    return {method: (float(np.ravel(points[method])[0]), *(float(v) for v in np.ravel(intervals[method])[:2]))
+            for method in pairs}
+
+
+def draw(normalised_scores, aggregate, path_profile, path_intervals, reference_name):
+    """The performance profile (share of runs above each normalised score, with CIs) and the
+    interval plot of IQM and optimality gap, as PNGs."""
+    require_rliable()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from rliable import library, plot_utils
+
+    taus = np.linspace(-0.5, 1.5, 81)
+    profiles, profile_cis = library.create_performance_profile(normalised_scores, taus, reps=2000)
+    figure, axis = plt.subplots(figsize=(7, 4))
+    plot_utils.plot_performance_profiles(profiles, taus, performance_profile_cis=profile_cis, ax=axis,
+                                         xlabel=f"normalised score (random 0, {reference_name} 1)")
+    axis.legend(list(profiles), loc="upper right", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path_profile, dpi=100)
+    plt.close(figure)
+    methods = list(aggregate)
+    points = {m: np.array([aggregate[m]["IQM"][0], aggregate[m]["optimality gap"][0]]) for m in methods}
+    intervals = {m: np.array([[aggregate[m]["IQM"][1], aggregate[m]["optimality gap"][1]],
+                              [aggregate[m]["IQM"][2], aggregate[m]["optimality gap"][2]]]) for m in methods}
+    figure, _ = plot_utils.plot_interval_estimates(points, intervals, ["IQM", "Optimality gap"], algorithms=methods,
+                                                   xlabel=f"normalised score (random 0, {reference_name} 1)")
+    figure.savefig(path_intervals, dpi=100, bbox_inches="tight")
+    plt.close(figure)

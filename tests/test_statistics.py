@@ -1,0 +1,39 @@
+"""The results statistics (rlkit.rl.analysis.statistics, on rliable) on hand-made scores, and
+the final evaluation's episode count."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rliable")
+
+from rlkit.hparams import create_hparams  # noqa: E402
+from rlkit.rl.analysis import statistics  # noqa: E402
+from rlkit.rl.loops.evaluation import evaluation_episodes  # noqa: E402
+
+
+def test_a_mean_with_its_bootstrap_interval_brackets_the_mean_and_narrows_with_agreement():
+    mean, low, high = statistics.mean_interval([1.0, 2.0, 3.0, 4.0], reps=2000)
+    assert mean == pytest.approx(2.5) and 1.0 <= low < 2.5 < high <= 4.0
+    _, tight_low, tight_high = statistics.mean_interval([2.4, 2.5, 2.6, 2.5], reps=2000)
+    assert tight_high - tight_low < (high - low) / 5
+    assert statistics.mean_interval([7.0]) == (7.0, 7.0, 7.0)
+
+
+def test_iqm_optimality_gap_and_improvement_on_normalised_scores():
+    random_means, reference_means = np.array([0.0, 10.0]), np.array([2.0, 30.0])
+    # 4 runs x 2 games; "good" sits at the reference on both games, "bad" at random.
+    good = statistics.normalised(np.array([[2.0, 30.0]] * 4), random_means, reference_means)
+    bad = statistics.normalised(np.array([[0.0, 10.0]] * 4), random_means, reference_means)
+    np.testing.assert_allclose(good, 1.0)
+    np.testing.assert_allclose(bad, 0.0)
+    aggregate = statistics.aggregates({"good": good, "bad": bad}, reps=500)
+    assert aggregate["good"]["IQM"] == pytest.approx((1.0, 1.0, 1.0))
+    assert aggregate["bad"]["optimality gap"][0] == pytest.approx(1.0)
+    probabilities = statistics.improvement_probabilities({"good": good, "bad": bad}, "bad", reps=200)
+    assert probabilities["good"][0] == pytest.approx(1.0)
+
+
+def test_final_evaluations_of_minatar_results_play_128_episodes_and_the_others_as_many_as_before():
+    minatar = create_hparams("rlmf_minatar")
+    assert evaluation_episodes(minatar, final=True) == 128 and evaluation_episodes(minatar, final=False) == 32
+    assert evaluation_episodes(create_hparams("rlmf_tiny"), final=True) == create_hparams("rlmf_tiny").eval_batch_size
