@@ -72,6 +72,9 @@ def run_with_env(module, *args, env=None):
     (COLLECT, ["--hparams_set=collect_random_tiny", "--hparams=max_num_noops=-1"], ["'max_num_noops' = -1"]),
     (LOOP, ["--loop_hparams_set=rssm_tiny"], ["not a SimPLe loop set"]),
     (MODEL_FREE, ["--hparams_set=next_frame_basic_deterministic"], ["not a model-free training set"]),
+    (MODEL_FREE, [RLMF_TINY, "--hparams=game=CartPole-v1"], ["cannot take CartPole-v1's observations", "mlp"]),
+    (LOOP, ["--hparams_set=dreamer_v2_tiny", "--hparams=frame_stack_size=4"], ["frame_stack_size=4"]),
+    (LOOP, ["--hparams_set=dreamer_v2_tiny", "--offline_data_dir=/nonexistent"], ["does not exist"]),
 ])
 def test_bad_hparams_get_one_line_and_write_nothing(module, args, fragments, tmp_path):
     out = tmp_path / "run"

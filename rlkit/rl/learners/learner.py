@@ -69,6 +69,17 @@ def check_learner(hparams):
             raise UserError(f"frames of {height}x{width} are too small for policy_network="
                             f"{learner_hparams.policy_network!r}: use larger frame_height and frame_width, or "
                             "another network (minatar_cnn for MinAtar's 10x10)") from None
+    else:  # a gymnasium env's observations: an image network cannot take vectors
+        from rlkit.data_generators.make_env import spaces_of
+
+        observation_space, action_space, _ = spaces_of(hparams)
+        observation_shape = (hparams.frame_stack_size,) + tuple(observation_space.shape)
+        try:
+            build_network(observation_shape, observation_space.dtype, action_space, learner_hparams)
+        except (ValueError, TypeError):
+            raise UserError(f"policy_network={learner_hparams.policy_network!r} cannot take {hparams.game}'s "
+                            f"observations of shape {tuple(observation_space.shape)}: use a set for such envs "
+                            f"(rlmf_cartpole) or {hparams.base_algo}.policy_network=mlp") from None
 
 
 def build_learner(hparams, observation_space, action_space, seed):
