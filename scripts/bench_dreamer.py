@@ -93,12 +93,13 @@ def main():
         achieved = r["flops"] / model
         updates = (hp.num_env_steps - hp.prefill_steps) / env_steps_per_update(hp)
         run_seconds = updates * update + hp.num_env_steps * r["env_step_seconds"]
+        run_time = f"{run_seconds / 86400:,.0f} days" if run_seconds > 2 * 86400 else format_duration(run_seconds)
         print(f"{set_name} ({GAMES[set_name]}): world model {r['parameters'] / 1e6:.2f}M params; "
-              f"{1 / update:.2f} gradient steps/s ({model / update:.0%} of it the world model; traced in "
+              f"{1 / update:.3g} gradient steps/s ({model / update:.0%} of it the world model; traced in "
               f"{r['trace_seconds']:.0f} s); world model {r['flops'] / 1e9:.2f} GFLOP/step, "
               f"{achieved / 1e9:.1f} GFLOP/s = {achieved / matmul:.0%} of matmul; acting {1 / r['env_step_seconds']:.0f} "
               f"env steps/s; {hp.num_env_steps:,} env steps with {updates:,.0f} gradient steps: about "
-              f"{format_duration(run_seconds)}")
+              f"{run_time}")
 
 
 if __name__ == "__main__":
