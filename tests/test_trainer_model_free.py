@@ -54,7 +54,9 @@ def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(cli, tmp_path):
     eval_events, eval_tags = scalar_tags(os.path.join(out, "eval"))
     # The same evaluation tags as the SimPLe loop's, at env steps.
     assert {f"mean_reward/eval/sampling_temp_{t}_max_noops_{n}_{kind}" for t in (0.0, 1.0) for n in (8, 0)
-            for kind in ("clipped", "unclipped")} == eval_tags
+            for kind in ("clipped", "unclipped")} == {tag for tag in eval_tags if tag.startswith("mean_reward/")}
+    # ... and each evaluation's spread beside its mean.
+    assert "episodes/eval/sampling_temp_0.0_max_noops_0_std_unclipped" in eval_tags, eval_tags
     assert [e.step for e in eval_events.Tensors("mean_reward/eval/sampling_temp_0.0_max_noops_0_clipped")] == [64, 128]
 
 

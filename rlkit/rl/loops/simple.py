@@ -347,6 +347,8 @@ def check_names(hparams):
         raise UserError("the set is not a SimPLe loop set (it holds no world_model and real env settings): use one "
                         "such as rlmb_base_stochastic_discrete (python -m rlkit.hparams --list)")
     check_workers(hparams, hparams.real_num_envs)
+    # The game first: a frameless env is wrong for the world model whatever the learner.
+    check_image_game(hparams.game, "the SimPLe loop's world models")
     check_learner(hparams)
     if learns_from_replay(hparams) and (hparams.initial_collection != "random" or hparams.collection == "learner"):
         raise UserError(f"base_algo={hparams.base_algo!r} learns from replay, not on the real env as it collects: "
@@ -354,5 +356,4 @@ def check_names(hparams):
     if hparams.initial_collection not in ("random", hparams.base_algo):
         raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or {hparams.base_algo} "
                         "(the learner learns on the real env as it collects)")
-    check_image_game(hparams.game, "the SimPLe loop's world models")
     get_model(hparams.world_model.model)
