@@ -45,6 +45,18 @@ def test_kl_balancing_weighs_its_two_gradients_and_floors_at_free_nats():
     assert all(g is None or not np.any(g) for g in tape.gradient(floored, [post, prior]))
 
 
+def test_reward_detection_counts_predicted_rewards_on_rewarded_steps_and_false_ones_elsewhere():
+    from rlkit.models.rssm import reward_detection
+
+    means = tf.constant([0.7, 0.2, -0.9, 0.6, 0.1, 0.0])
+    rewards = tf.constant([1.0, 1.0, -1.0, 0.0, 0.0, 0.0])
+    detection = reward_detection(means, rewards)
+    assert float(detection["reward_recall"]) == pytest.approx(2 / 3)
+    assert float(detection["reward_false_rate"]) == pytest.approx(1 / 3)
+    none = reward_detection(tf.zeros([4]), tf.zeros([4]))  # no rewarded step: 0, not NaN
+    assert float(none["reward_recall"]) == 0.0 and float(none["reward_false_rate"]) == 0.0
+
+
 def test_straight_through_samples_are_one_hot_with_the_probabilities_gradient():
     logits = tf.Variable([[[0.5, -1.0, 2.0, 0.0]] * 3] * 1000)  # 1000 x 3 groups x 4 classes
     with tf.GradientTape() as tape:

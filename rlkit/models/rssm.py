@@ -85,6 +85,20 @@ def frame_nll(frame_outputs, frames, pixel_values):
     return tf.reduce_mean(tf.reduce_sum(nll, axis=[-3, -2, -1]))
 
 
+def reward_detection(reward_means, rewards):
+    """Rewards are rare in most games, so accuracy over all steps says little: the share of
+    rewarded steps whose reward the head predicts (its mean rounded), and the share of the other
+    steps where it predicts one that is not there."""
+    predicted = tf.clip_by_value(tf.round(reward_means), -1, 1)
+    rewarded = tf.not_equal(rewards, 0.0)
+
+    def count(mask):
+        return tf.reduce_sum(tf.cast(mask, tf.float32))
+    return dict(reward_recall=tf.math.divide_no_nan(count(rewarded & tf.equal(predicted, rewards)), count(rewarded)),
+                reward_false_rate=tf.math.divide_no_nan(count(~rewarded & tf.not_equal(predicted, 0.0)),
+                                                        count(~rewarded)))
+
+
 def world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends, posterior_logits,
                      prior_logits, pixel_values, kl_scale, kl_balance, free_nats, continue_scale):
     """DreamerV2's world-model loss; returns (loss, {term: value})."""
@@ -279,7 +293,8 @@ class RSSM(keras.Model):
             pixel_loss=metrics["image_loss"],
             pixel_accuracy=tf.reduce_mean(tf.cast(same, tf.float32)),
             reward_accuracy=tf.reduce_mean(tf.cast(tf.equal(tf.clip_by_value(tf.round(reward_means), -1, 1),
-                                                            rewards), tf.float32)))
+                                                            rewards), tf.float32)),
+            **reward_detection(reward_means, rewards))
         return loss, metrics, (hs, zs)
 
     def _frames_of(self, frame_outputs):
