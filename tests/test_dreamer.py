@@ -171,3 +171,24 @@ def test_continuous_dreamer_learns_through_the_dynamics_on_pendulum_and_evaluate
     assert actions.shape == (4, 1) and (np.abs(actions) <= 2).all()  # torques within Pendulum's bounds
     result = cli("rlkit.rl.evaluator", f"--policy_dir={out}/policy", f"--eval_metrics_dir={tmp_path / 'eval'}")
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_the_results_script_tables_a_dreamer_run(dreamer_run, tmp_path):
+    """minatar_results archives a Dreamer run (named as docs/results.md's runs are) and gives it
+    its row: finished, its final return and its real steps."""
+    out, _ = dreamer_run
+    runs, docs = tmp_path / "runs", tmp_path / "docs"
+    (runs / "breakout").mkdir(parents=True)
+    os.symlink(out, runs / "breakout" / "dreamer_100k_s0")
+    (docs / "results").mkdir(parents=True)
+    (docs / "results.md").write_text("<!-- results:begin -->\n<!-- results:end -->\n")
+    result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.minatar_results", f"--runs={runs}",
+                             f"--docs={docs}"], capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    archived = docs / "results" / "runs" / "breakout" / "dreamer_100k_s0"
+    assert json.loads((archived / "run_info.json").read_text())["finished"]
+    final = json.load(open(os.path.join(out, "eval_metrics", "step_120.json")))["policy"]
+    row = next(line for line in (docs / "results.md").read_text().splitlines() if "DreamerV2 @100K" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "1" and cells[6] == "120", row
+    assert cells[3].startswith(f"{final['sampling_temp_1.0_max_noops_0']['mean_unclipped']:.2f}"), row

@@ -38,6 +38,7 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("simple_expected_100k", "SimPLe + expected rewards @100K"),
            ("simple_ends_expected_100k", "SimPLe + episode ends + expected rewards @100K"),
            ("simple_objects_100k", "SimPLe + ends + one-cell objects @100K"),
+           ("dreamer_100k", "DreamerV2 @100K"), ("dreamer_ent01_100k", "DreamerV2, entropy 0.01 @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 # The final evaluation's spread over its episodes, where the run recorded it (since the
@@ -62,11 +63,14 @@ EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's 
 
 
 def finished(run):
-    """Whether a live run ended: the loop's last epoch evaluated, the model-free policy exported,
-    the random baseline's summary written."""
+    """Whether a live run ended: the SimPLe loop's last epoch evaluated, the Dreamer loop's last
+    step, the model-free policy exported, the random baseline's summary written."""
     hparams = os.path.join(run, "hparams.json")
     if os.path.exists(os.path.join(run, "eval_metrics")) and os.path.exists(hparams):
-        return os.path.exists(os.path.join(run, "eval_metrics", f"epoch_{json.load(open(hparams))['epochs'] - 1}.json"))
+        with open(hparams) as f:
+            saved = json.load(f)
+        last = f"epoch_{saved['epochs'] - 1}" if "epochs" in saved else f"step_{saved['num_env_steps']}"
+        return os.path.exists(os.path.join(run, "eval_metrics", f"{last}.json"))
     return any(os.path.exists(os.path.join(run, name)) for name in ("policy/saved_model.pb", "summary.json"))
 
 
@@ -80,13 +84,15 @@ def evaluations(run):
 
 
 def wall_seconds(run):
-    """Seconds a live run worked: the loop's stage times, or the model-free trainer's event
-    times without the pauses of kills and resumes."""
+    """Seconds a live run worked: the SimPLe loop's stage times, or the training event times of
+    the model-free trainer (train/) or the Dreamer loop (world_model/train/) without the pauses
+    of kills and resumes."""
     epochs = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")))
     if epochs:
         return sum(sum(json.load(open(path)).get("stage_seconds", {}).values()) for path in epochs)
-    train = os.path.join(run, "train")
-    if not os.path.isdir(train):
+    train = next((path for path in (os.path.join(run, "train"), os.path.join(run, "world_model", "train"))
+                  if os.path.isdir(path)), None)
+    if train is None:
         return None
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     events = EventAccumulator(train, size_guidance={"tensors": 0})
