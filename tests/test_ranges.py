@@ -8,7 +8,7 @@ from rlkit.hparams.ranges import RangedHParams, trial_overrides
 
 # Each shipped ranged set and a set it is meant for.
 FITS = {"ppo_learning": "rlmf_minatar", "simple_loop": "rlmb_minatar", "a2c_learning": "rlmf_a2c_cartpole",
-        "dqn_learning": "rlmf_dqn_cartpole"}
+        "dqn_learning": "rlmf_dqn_cartpole", "dreamer_learning": "dreamer_v2_minatar"}
 
 
 def test_every_shipped_ranged_set_fits_its_set():

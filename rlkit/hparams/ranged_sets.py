@@ -33,3 +33,14 @@ def dqn_learning(rhp):
     """DQN's learning rate (log-uniform in [1e-5, 1e-3]) and target-network period (in agent steps)."""
     rhp.set_float("dqn.learning_rate", 1e-5, 1e-3, scale=rhp.LOG_SCALE)
     rhp.set_discrete("dqn.target_update_period", [200, 1_000, 8_000])
+
+
+@register_ranged_hparams
+def dreamer_learning(rhp):
+    """A Dreamer set's world-model and actor learning rates (log-uniform in [1e-4, 1e-3] and
+    [1e-5, 3e-4]), the actor's entropy bonus (log-uniform in [3e-4, 3e-2]) and imagination
+    horizon (10, 15)."""
+    rhp.set_float("world_model.learning_rate", 1e-4, 1e-3, scale=rhp.LOG_SCALE)
+    rhp.set_float("actor_critic.actor_learning_rate", 1e-5, 3e-4, scale=rhp.LOG_SCALE)
+    rhp.set_float("actor_critic.entropy_coef", 3e-4, 3e-2, scale=rhp.LOG_SCALE)
+    rhp.set_discrete("actor_critic.horizon", [10, 15])
