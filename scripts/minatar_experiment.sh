@@ -11,7 +11,9 @@
 # Breakout and Freeway and 3 on the others; PPO@1M (the normalising reference) 3 on Breakout and
 # Freeway and 1 on the others. SEEDS_<method>_<game> overrides one list, e.g. SEEDS_simple_seaquest="0 1".
 # ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=model_free_100k the random
-# and PPO@100K rows, ONLY=simple the SimPLe rows.
+# and PPO@100K rows, ONLY=simple the SimPLe rows, ONLY=dreamer the DreamerV2 rows (dreamer_v2_minatar,
+# 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each on an idle 2-core CPU), which the
+# full script runs last.
 # SimPLe rows: rlmb_minatar (SimPLe's world model, RUNS/GAME/simple_100k_sS) on Freeway, whose
 # episodes do not end early, and rlmb_minatar_ends (the world model also predicts episode ends,
 # simple_ends_100k_sS) on the four games that end at the first lost life, which SimPLe's model
@@ -30,13 +32,14 @@ seeds() {  # seeds METHOD GAME: the seed list of one method on one game
     model_free) default="0 1 2 3 4 5 6 7 8 9" ;;
     ppo_1m) default="0"; case $game in breakout|freeway) default="0 1 2" ;; esac ;;
     simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
+    dreamer) default="0 1 2" ;;
   esac
   echo "${!var:-$default}"
 }
 
 for game in "${games[@]}"; do
   dir="$runs/$game"
-  if [ "${ONLY:-}" != simple ]; then
+  if [ -z "${ONLY:-}" ] || [ "${ONLY#model_free}" != "${ONLY:-}" ]; then
     for seed in $(seeds model_free "$game"); do
       # A random policy: the evaluation alone.
       [ -f "$dir/random_s$seed/summary.json" ] || $python -m rlkit.rl.evaluator --agent=random \
@@ -50,7 +53,7 @@ for game in "${games[@]}"; do
         --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
     done
   fi
-  if [ "${ONLY:-}" != model_free ] && [ "${ONLY:-}" != model_free_100k ]; then
+  if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = simple ]; then
     set_name=rlmb_minatar_ends run=simple_ends_100k
     if [ "$game" = freeway ] || [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
     for seed in $(seeds simple "$game"); do
@@ -59,3 +62,12 @@ for game in "${games[@]}"; do
     done
   fi
 done
+# DreamerV2 after every game's other rows: the longest runs come last.
+if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
+  for game in "${games[@]}"; do
+    for seed in $(seeds dreamer "$game"); do
+      $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game" \
+        --seed="$seed" --output_dir="$runs/$game/dreamer_100k_s$seed"
+    done
+  done
+fi
