@@ -86,15 +86,17 @@ def frame_nll(frame_outputs, frames, pixel_values):
 
 
 def reward_detection(reward_means, rewards):
-    """Rewards are rare in most games, so accuracy over all steps says little: the share of
-    rewarded steps whose reward the head predicts (its mean rounded), and the share of the other
-    steps where it predicts one that is not there."""
+    """The reward head's predictions (its means rounded to -1, 0 or 1) against the real rewards:
+    accuracy over all steps, and, since rewards are rare in most games and accuracy then says
+    little, the share of rewarded steps whose reward it predicts and the share of the other steps
+    where it predicts one that is not there."""
     predicted = tf.clip_by_value(tf.round(reward_means), -1, 1)
     rewarded = tf.not_equal(rewards, 0.0)
 
     def count(mask):
         return tf.reduce_sum(tf.cast(mask, tf.float32))
-    return dict(reward_recall=tf.math.divide_no_nan(count(rewarded & tf.equal(predicted, rewards)), count(rewarded)),
+    return dict(reward_accuracy=tf.reduce_mean(tf.cast(tf.equal(predicted, rewards), tf.float32)),
+                reward_recall=tf.math.divide_no_nan(count(rewarded & tf.equal(predicted, rewards)), count(rewarded)),
                 reward_false_rate=tf.math.divide_no_nan(count(~rewarded & tf.not_equal(predicted, 0.0)),
                                                         count(~rewarded)))
 
@@ -292,8 +294,6 @@ class RSSM(keras.Model):
         metrics.update(
             pixel_loss=metrics["image_loss"],
             pixel_accuracy=tf.reduce_mean(tf.cast(same, tf.float32)),
-            reward_accuracy=tf.reduce_mean(tf.cast(tf.equal(tf.clip_by_value(tf.round(reward_means), -1, 1),
-                                                            rewards), tf.float32)),
             **reward_detection(reward_means, rewards))
         return loss, metrics, (hs, zs)
 
