@@ -143,6 +143,16 @@ def test_lambda_returns_match_a_plain_loop_on_hand_values():
                                rewards + discounts * values[1:], rtol=1e-6)
 
 
+def test_imagination_starts_from_a_uniform_subset_of_the_states_or_from_all():
+    from rlkit.rl.learners.dreamer import imagination_starts
+
+    chosen = [imagination_starts(20, 5, tf.constant([seed, 0])).numpy() for seed in range(200)]
+    assert all(len(c) == 5 and len(set(c)) == 5 and c.min() >= 0 and c.max() < 20 for c in chosen)
+    counts = np.bincount(np.concatenate(chosen), minlength=20)  # 50 expected per state
+    assert counts.min() > 25 and counts.max() < 80
+    np.testing.assert_array_equal(np.sort(imagination_starts(20, 64, tf.constant([1, 2])).numpy()), np.arange(20))
+
+
 def test_the_actor_loss_is_reinforce_for_rho_1_and_the_returns_gradient_for_rho_0():
     from rlkit.rl.learners.dreamer import actor_loss, critic_loss
 

@@ -38,7 +38,11 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("simple_expected_100k", "SimPLe + expected rewards @100K"),
            ("simple_ends_expected_100k", "SimPLe + episode ends + expected rewards @100K"),
            ("simple_objects_100k", "SimPLe + ends + one-cell objects @100K"),
-           ("dreamer_100k", "DreamerV2 @100K"), ("dreamer_ent01_100k", "DreamerV2, entropy 0.01 @100K"),
+           ("dreamer_100k", "DreamerV2 @100K"),
+           # Ablations of dreamer_v2_minatar: imagining from every state at train ratio 32, then
+           # also DreamerV2's entropy bonus of 1e-3.
+           ("dreamer_all_starts_100k", "DreamerV2, all starts, ratio 32 @100K"),
+           ("dreamer_paper_entropy_100k", "DreamerV2, all starts, ratio 32, entropy 1e-3 @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 # The final evaluation's spread over its episodes, where the run recorded it (since the

@@ -1,6 +1,7 @@
 """DreamerV2's actor-critic in imagination (Hafner et al. 2021): the loss math, as pure functions.
 
-From every posterior state of a training batch the world model (rlkit.models.rssm) imagines H
+From every posterior state of a training batch (or `imagine_starts` of them, drawn uniformly:
+rlkit's CPU variants; DreamerV2 takes all) the world model (rlkit.models.rssm) imagines H
 steps with the actor's actions: states s_0 .. s_H (s_0 the posterior state, gradients stopped),
 with the reward r_t and discount gamma_t (gamma x the continue head's probability) that the
 heads give at s_t, and values v_t of a slow target critic (a hard copy every
@@ -35,6 +36,13 @@ def lambda_returns(rewards, values, discounts, lam):
         next_return = rewards[t] + discounts[t] * ((1.0 - lam) * values[t + 1] + lam * next_return)
         returns.append(next_return)
     return tf.stack(returns[::-1], 0)
+
+
+def imagination_starts(num_states, count, seed):
+    """Indices of `count` of a batch's `num_states` posterior states, drawn uniformly without
+    replacement (all of them when count >= num_states): where imagination starts."""
+    scores = tf.random.stateless_uniform([num_states], seed)
+    return tf.math.top_k(scores, k=tf.minimum(count, num_states), sorted=False).indices
 
 
 def trajectory_weights(discounts):
@@ -159,6 +167,9 @@ class DreamerAgent:
         wm = self.world_model
         start = (tf.stop_gradient(tf.reshape(hs, [-1, hs.shape[-1]])),
                  tf.stop_gradient(tf.reshape(zs, [-1, wm.groups, wm.classes])))
+        if hp.get("imagine_starts", 0):  # 0 (and runs saved before it existed): all of them
+            chosen = imagination_starts(tf.shape(start[0])[0], hp.imagine_starts, self.seed.make_seeds(1)[:, 0])
+            start = tuple(tf.gather(part, chosen) for part in start)
         with tf.GradientTape() as actor_tape:
             features, log_probs, entropies = self.imagine(start)
             rewards, continue_logits = wm.heads(tf.reshape(features[1:], [-1, features.shape[-1]]))
