@@ -1,4 +1,5 @@
-"""Dreamer's throughput: gradient steps/s (world model + actor-critic in imagination), env steps/s
+"""Dreamer's throughput: gradient steps/s (world model + actor-critic in imagination; for a set
+that imagines from a subset of states, against imagining from all of them), env steps/s
 of acting with the recurrent policy, the world model's training FLOP/s as a fraction of this
 machine's dense matmul FLOP/s (measured in the same run), and what that makes a set's run take.
 
@@ -35,9 +36,9 @@ def random_batch(hparams, shape, rng):
                 firsts=tf.constant(rng.random((batch, length)) < 0.02))
 
 
-def bench(set_name, steps, acting_steps):
+def bench(set_name, steps, acting_steps, overrides=""):
     keras.utils.set_random_seed(0)
-    hparams = create_hparams(set_name, f"game={GAMES[set_name]}")
+    hparams = create_hparams(set_name, ",".join(filter(None, [f"game={GAMES[set_name]}", overrides])))
     env = make_batch_env(hparams, hparams.num_envs)
     shape = frame_shape(hparams)
     agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, pixel_values(hparams),
@@ -100,6 +101,10 @@ def main():
               f"{achieved / 1e9:.1f} GFLOP/s = {achieved / matmul:.0%} of matmul; acting {1 / r['env_step_seconds']:.0f} "
               f"env steps/s; {hp.num_env_steps:,} env steps with {updates:,.0f} gradient steps: about "
               f"{run_time}")
+        if hp.actor_critic.imagine_starts:  # the baseline: imagination from every state (DreamerV2)
+            every = bench(set_name, args.steps, 1, "actor_critic.imagine_starts=0")["timings"]["update"]
+            print(f"  imagining from {hp.actor_critic.imagine_starts} states, not all: {1 / update:.3g} against "
+                  f"{1 / every:.3g} gradient steps/s, {every / update:.2f}x")
 
 
 if __name__ == "__main__":

@@ -232,8 +232,8 @@ def dreamer_v2_minatar():
     DreamerV2's values (there are no official MinAtar ones):
     - entropy bonus 0.01, not 1e-3: at 1e-3 the actor collapsed onto one action by 41K steps,
       chasing returns only the model gave; at 0.01 it did not;
-    - imagination from 64 of a batch's 256 posterior states, not all: imagination cost two thirds
-      of a gradient step, and 64 starts make a step 1.5x faster;
+    - imagination from 64 of a batch's 256 posterior states, not all: imagination cost half or
+      more of a gradient step, and 64 starts make a step 1.9x faster (scripts/bench_dreamer.py);
     - a gradient step every 5.3 env steps (train_ratio 48: about 18K gradient steps in 100K, where
       the community MinAtar runs took one every 10 on batches 10x larger): the world model learned
       the ball only after about 10K gradient steps, so the steps 64 starts save go to more of them.
