@@ -16,6 +16,12 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
+def pytest_configure(config):
+    # The slowest tests in every run's summary (CI's too), to keep the suite inside its 10 minutes.
+    if not config.option.durations:
+        config.option.durations = 20
+
+
 def run_module(module, *args, timeout=300):
     """Runs `python -m module args` the way a user would; returns the CompletedProcess."""
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
