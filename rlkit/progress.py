@@ -26,6 +26,11 @@ class Progress:
         self._start_done = done
         self._start_time = time.monotonic()
 
+    def restart(self, done):
+        """Measures the rate (and so the ETA) from `done` on: for a job whose first part runs at
+        another speed, such as the Dreamer loop's random prefill."""
+        self._start_done, self._start_time = done, time.monotonic()
+
     def rate(self, done):
         elapsed = time.monotonic() - self._start_time
         return (done - self._start_done) / elapsed if elapsed > 0 else 0.0

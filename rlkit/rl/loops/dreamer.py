@@ -263,6 +263,8 @@ def train(hparams, output_dir, seed, on_evaluation=None):
         wrote_shard = replay.add(observation[:, -1], actions, step)
         observation = next_observation
         previous, env_steps = env_steps, env_steps + env.env.num_envs
+        if previous < hparams.prefill_steps <= env_steps:  # the ETA from the pace of learning, not of the prefill
+            progress.restart(env_steps)
         returns += step.episode_return[step.done].tolist()
         owed = updates_due(hparams, env_steps) - dreamer.updates
         if owed > 0 and len(replay):
