@@ -121,6 +121,7 @@ RULES = {
     # and its actor-critic (rlkit.rl.learners.dreamer)
     "actor_critic_units": positive, "actor_critic_layers": non_negative,
     "actor_learning_rate": positive, "critic_learning_rate": positive, "horizon": positive, "return_lambda": discount,
+    "imagine_starts": non_negative,  # 0: every posterior state of the batch
     # and its loop (rlkit.rl.loops.dreamer)
     "loop": one_of("dreamer"), "train_ratio": positive, "prefill_steps": non_negative,
     "log_every_updates": positive, "offline_data_dir": anything, "offline_updates": positive,
