@@ -23,8 +23,7 @@ class Progress:
     def __init__(self, total, done=0, unit="steps"):
         self.total = total
         self.unit = unit
-        self._start_done = done
-        self._start_time = time.monotonic()
+        self.restart(done)
 
     def restart(self, done):
         """Measures the rate (and so the ETA) from `done` on: for a job whose first part runs at
