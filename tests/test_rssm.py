@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from rlkit.hparams import create_hparams
 from rlkit.models.registry import get_model
-from rlkit.models.rssm import categorical_kl, kl_balanced, straight_through_sample
+from rlkit.models.rssm import categorical_kl, kl_balanced, straight_through_sample, uniform_mix
 from rlkit.models.world_model import LOSS_KEYS, imagine
 
 
@@ -43,6 +43,16 @@ def test_kl_balancing_weighs_its_two_gradients_and_floors_at_free_nats():
     with tf.GradientTape() as tape:
         floored, _ = kl_balanced(post, prior, balance=0.8, free_nats=10.0)
     assert all(g is None or not np.any(g) for g in tape.gradient(floored, [post, prior]))
+
+
+def test_uniform_mix_floors_every_class_at_mix_over_classes_and_zero_mix_changes_nothing():
+    logits = np.array([[[30.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]]], np.float32)  # a near one-hot group
+    probabilities = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    mixed = np.exp(uniform_mix(tf.constant(logits), 0.01).numpy())
+    np.testing.assert_allclose(mixed, 0.99 * probabilities + 0.01 / 4, rtol=1e-5)
+    assert mixed.min() >= 0.0025 * (1 - 1e-5)
+    np.testing.assert_allclose(mixed.sum(-1), 1.0, rtol=1e-6)
+    assert uniform_mix(tf.constant(logits), 0.0).numpy() == pytest.approx(logits)
 
 
 def test_reward_detection_counts_predicted_rewards_on_rewarded_steps_and_false_ones_elsewhere():
@@ -98,6 +108,8 @@ def test_the_rssm_trains_and_steps_through_the_world_model_interface():
         losses.append(float(loss))
     assert LOSS_KEYS <= set(metrics) and {"kl", "continue_loss", "image_loss"} <= set(metrics)
     assert losses[-1] < 0.8 * losses[0], losses  # it learns the batch it sees
+    per_channel = [float(metrics[f"channel_{c}_image_loss"]) for c in range(4)]  # which object it misses
+    assert sum(per_channel) == pytest.approx(float(metrics["image_loss"]), rel=1e-4)
     context = hparams.num_context_frames
     frames, rewards, ends, history, _ = imagine(model, features["frames"][:, :context].numpy(),
                                                 np.ones((4, 5), np.int32), temperature=1.0,

@@ -118,6 +118,7 @@ RULES = {
     "encoder_kernels": non_empty_list_of(positive), "encoder_strides": non_empty_list_of(positive),
     "decoder_kernels": list_of(positive), "head_units": positive, "head_layers": non_negative,
     "kl_scale": non_negative, "kl_balance": probability, "free_nats": non_negative, "continue_scale": non_negative,
+    "unimix": probability,
     # and its actor-critic (rlkit.rl.learners.dreamer)
     "actor_critic_units": positive, "actor_critic_layers": non_negative,
     "actor_learning_rate": positive, "critic_learning_rate": positive, "horizon": positive, "return_lambda": discount,

@@ -54,6 +54,16 @@ def straight_through_sample(logits, seed=None, temperature=1.0):
     return one_hot + probabilities - tf.stop_gradient(probabilities)
 
 
+def uniform_mix(logits, mix):
+    """DreamerV3's "unimix": the logits of (1 - mix) x softmax(logits) + mix x uniform, so no
+    class's probability falls below mix / classes and no categorical becomes deterministic
+    (mix 0: the logits as they are, DreamerV2's)."""
+    if not mix:
+        return logits
+    probabilities = (1.0 - mix) * tf.nn.softmax(logits) + mix / logits.shape[-1]
+    return tf.math.log(probabilities)
+
+
 def categorical_kl(logits_p, logits_q):
     """KL(p || q) of `groups` categoricals [..., groups, classes], summed over the groups."""
     log_p, log_q = tf.nn.log_softmax(logits_p), tf.nn.log_softmax(logits_q)
@@ -70,6 +80,12 @@ def kl_balanced(posterior_logits, prior_logits, balance, free_nats):
     return loss, tf.reduce_mean(categorical_kl(posterior_logits, prior_logits))
 
 
+def bernoulli_cell_nll(frame_outputs, frames):
+    """Each cell's NLL [..., H, W, C] of on/off uint8 `frames` under Bernoulli logits."""
+    targets = tf.cast(pixel_classes(frames, 2), tf.float32)
+    return tf.nn.sigmoid_cross_entropy_with_logits(labels=targets, logits=frame_outputs)
+
+
 def frame_nll(frame_outputs, frames, pixel_values):
     """Negative log-likelihood per frame (summed over cells and channels, mean over frames) of uint8
     `frames` [..., H, W, C]: Bernoulli with 2 pixel values, else a unit-variance Gaussian over
@@ -78,8 +94,7 @@ def frame_nll(frame_outputs, frames, pixel_values):
     if pixel_values == 0:
         return tf.reduce_mean(tf.reduce_sum(0.5 * tf.square(frame_outputs - tf.cast(frames, tf.float32)), -1))
     if pixel_values == 2:
-        targets = tf.cast(pixel_classes(frames, 2), tf.float32)
-        nll = tf.nn.sigmoid_cross_entropy_with_logits(labels=targets, logits=frame_outputs)
+        nll = bernoulli_cell_nll(frame_outputs, frames)
     else:
         nll = 0.5 * tf.square(frame_outputs - (tf.cast(frames, tf.float32) / 255.0 - 0.5))
     return tf.reduce_mean(tf.reduce_sum(nll, axis=[-3, -2, -1]))
@@ -190,7 +205,8 @@ class RSSM(keras.Model):
         return tf.concat([h, tf.reshape(z, [-1, self.groups * self.classes])], -1)
 
     def _logits(self, net, inputs):
-        return tf.reshape(net(inputs), [-1, self.groups, self.classes])
+        # .get: runs saved before unimix existed resume without it
+        return uniform_mix(tf.reshape(net(inputs), [-1, self.groups, self.classes]), self.hparams.get("unimix", 0.0))
 
     def advance(self, state, actions):
         """h_{t+1} from the state and the action taken on it (int [B] or one-hot/continuous [B, A])."""
@@ -291,6 +307,9 @@ class RSSM(keras.Model):
         predicted = self._frames_of(frame_outputs)
         same = (tf.abs(predicted - tf.cast(frames, tf.float32)) < 0.1 if self.vector  # within 0.1, for vectors
                 else tf.equal(predicted, frames))
+        if self.pixel_values == 2:  # which of MinAtar's objects the model misses (Breakout's ball: channel 1)
+            per_channel = tf.reduce_mean(tf.reduce_sum(bernoulli_cell_nll(frame_outputs, frames), [2, 3]), [0, 1])
+            metrics.update({f"channel_{c}_image_loss": per_channel[c] for c in range(self.frame_shape[-1])})
         metrics.update(
             pixel_loss=metrics["image_loss"],
             pixel_accuracy=tf.reduce_mean(tf.cast(same, tf.float32)),
