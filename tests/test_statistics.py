@@ -19,6 +19,18 @@ def test_a_mean_with_its_bootstrap_interval_brackets_the_mean_and_narrows_with_a
     assert statistics.mean_interval([7.0]) == (7.0, 7.0, 7.0)
 
 
+def test_the_same_scores_give_the_same_intervals_whatever_numpys_global_rng_did_before():
+    # rliable resamples with numpy's global RNG: the seed must reach it, and its state is the caller's after.
+    values = [0.5, 0.7, 0.9, 0.6, 0.8, 0.55, 0.75, 0.65, 0.85, 0.95]
+    scores = {"a": np.array([[0.1, 0.9], [0.4, 0.2], [0.8, 0.5], [0.3, 0.7]])}
+    results = []
+    for global_seed in (1, 2):
+        np.random.seed(global_seed)
+        results.append((statistics.mean_interval(values, reps=500), statistics.aggregates(scores, reps=200)))
+        assert np.random.get_state()[1][0] == np.random.RandomState(global_seed).get_state()[1][0]
+    assert results[0] == results[1]
+
+
 def test_iqm_optimality_gap_and_improvement_on_normalised_scores():
     random_means, reference_means = np.array([0.0, 10.0]), np.array([2.0, 30.0])
     # 4 runs x 2 games; "good" sits at the reference on both games, "bad" at random.

@@ -9,11 +9,26 @@ matrices: a method with more runs on some games than others gives its first `min
 normalised, random = 0 and a reference method = 1 on every game.
 """
 
+import contextlib
+
 import numpy as np
 
 from rlkit.errors import UserError
 
 CONFIDENCE = 0.95
+
+
+@contextlib.contextmanager
+def seeded_global_numpy(seed):
+    """numpy's global RNG seeded with `seed`, its state restored after. rliable's stratified
+    bootstrap draws its resamples with np.random.choice, numpy's global RNG, not with the
+    random_state it is given: unseeded, the same scores gave other intervals in every process."""
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
 
 
 def require_rliable():
@@ -32,8 +47,9 @@ def mean_interval(values, seed=0, reps=10_000):
     values = np.asarray(values, np.float64)
     if len(values) < 2:
         return float(values.mean()), float(values.mean()), float(values.mean())
-    points, intervals = library.get_interval_estimates({"m": values[:, None]}, lambda x: np.array([x.mean()]),
-                                                       reps=reps, random_state=np.random.RandomState(seed))
+    with seeded_global_numpy(seed):
+        points, intervals = library.get_interval_estimates({"m": values[:, None]}, lambda x: np.array([x.mean()]),
+                                                           reps=reps, random_state=np.random.RandomState(seed))
     return float(points["m"][0]), float(intervals["m"][0, 0]), float(intervals["m"][1, 0])
 
 
@@ -51,8 +67,9 @@ def aggregates(normalised_scores, seed=0, reps=10_000):
 
     def both(x):
         return np.array([metrics.aggregate_iqm(x), metrics.aggregate_optimality_gap(x)])
-    points, intervals = library.get_interval_estimates(normalised_scores, both, reps=reps,
-                                                       random_state=np.random.RandomState(seed))
+    with seeded_global_numpy(seed):
+        points, intervals = library.get_interval_estimates(normalised_scores, both, reps=reps,
+                                                           random_state=np.random.RandomState(seed))
     return {method: {name: (float(points[method][i]), float(intervals[method][0, i]), float(intervals[method][1, i]))
                      for i, name in enumerate(("IQM", "optimality gap"))} for method in normalised_scores}
 
@@ -67,8 +84,9 @@ def improvement_probabilities(normalised_scores, baseline, seed=0, reps=2000):
              if method != baseline}
     if not pairs:
         return {}
-    points, intervals = library.get_interval_estimates(pairs, metrics.probability_of_improvement, reps=reps,
-                                                       random_state=np.random.RandomState(seed))
+    with seeded_global_numpy(seed):
+        points, intervals = library.get_interval_estimates(pairs, metrics.probability_of_improvement, reps=reps,
+                                                           random_state=np.random.RandomState(seed))
     return {method: (float(np.ravel(points[method])[0]), *(float(v) for v in np.ravel(intervals[method])[:2]))
             for method in pairs}
 
