@@ -80,24 +80,26 @@ def kl_balanced(posterior_logits, prior_logits, balance, free_nats):
     return loss, tf.reduce_mean(categorical_kl(posterior_logits, prior_logits))
 
 
-def bernoulli_cell_nll(frame_outputs, frames):
-    """Each cell's NLL [..., H, W, C] of on/off uint8 `frames` under Bernoulli logits."""
-    targets = tf.cast(pixel_classes(frames, 2), tf.float32)
-    return tf.nn.sigmoid_cross_entropy_with_logits(labels=targets, logits=frame_outputs)
+def frame_nll_per_channel(frame_outputs, frames, pixel_values):
+    """Negative log-likelihood per frame and channel [C] (summed over cells, mean over frames) of
+    uint8 `frames` [..., H, W, C]: Bernoulli with 2 pixel values, else a unit-variance Gaussian
+    over pixels scaled to [-0.5, 0.5] (constant terms dropped)."""
+    if pixel_values == 2:
+        targets = tf.cast(pixel_classes(frames, 2), tf.float32)
+        nll = tf.nn.sigmoid_cross_entropy_with_logits(labels=targets, logits=frame_outputs)
+    else:
+        nll = 0.5 * tf.square(frame_outputs - (tf.cast(frames, tf.float32) / 255.0 - 0.5))
+    per_frame = tf.reduce_sum(nll, axis=[-3, -2])
+    return tf.reduce_mean(tf.reshape(per_frame, [-1, per_frame.shape[-1]]), 0)
 
 
 def frame_nll(frame_outputs, frames, pixel_values):
     """Negative log-likelihood per frame (summed over cells and channels, mean over frames) of uint8
-    `frames` [..., H, W, C]: Bernoulli with 2 pixel values, else a unit-variance Gaussian over
-    pixels scaled to [-0.5, 0.5] (constant terms dropped); with pixel_values 0, of vector
-    observations [..., D] under a unit-variance Gaussian."""
+    `frames` (frame_nll_per_channel's, summed); with pixel_values 0, of vector observations
+    [..., D] under a unit-variance Gaussian."""
     if pixel_values == 0:
         return tf.reduce_mean(tf.reduce_sum(0.5 * tf.square(frame_outputs - tf.cast(frames, tf.float32)), -1))
-    if pixel_values == 2:
-        nll = bernoulli_cell_nll(frame_outputs, frames)
-    else:
-        nll = 0.5 * tf.square(frame_outputs - (tf.cast(frames, tf.float32) / 255.0 - 0.5))
-    return tf.reduce_mean(tf.reduce_sum(nll, axis=[-3, -2, -1]))
+    return tf.reduce_sum(frame_nll_per_channel(frame_outputs, frames, pixel_values))
 
 
 def reward_detection(reward_means, rewards):
@@ -118,14 +120,21 @@ def reward_detection(reward_means, rewards):
 
 def world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends, posterior_logits,
                      prior_logits, pixel_values, kl_scale, kl_balance, free_nats, continue_scale):
-    """DreamerV2's world-model loss; returns (loss, {term: value})."""
-    image = frame_nll(frame_outputs, frames, pixel_values)
+    """DreamerV2's world-model loss; returns (loss, {term: value}), with MinAtar's frame loss per
+    channel too (which of its objects the model misses; Breakout's ball is channel 1)."""
+    per_channel = {}
+    if pixel_values == 2:
+        channels = frame_nll_per_channel(frame_outputs, frames, pixel_values)
+        per_channel = {f"channel_{c}_image_loss": channels[c] for c in range(channels.shape[0])}
+        image = tf.reduce_sum(channels)
+    else:
+        image = frame_nll(frame_outputs, frames, pixel_values)
     reward = tf.reduce_mean(0.5 * tf.square(reward_means - rewards))  # unit-variance Gaussian
     continues = 1.0 - tf.cast(ends, tf.float32)
     cont = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=continues, logits=continue_logits))
     kl_loss, kl = kl_balanced(posterior_logits, prior_logits, kl_balance, free_nats)
     loss = image + reward + continue_scale * cont + kl_scale * kl_loss
-    return loss, dict(image_loss=image, reward_loss=reward, continue_loss=cont, kl_loss=kl_loss, kl=kl)
+    return loss, dict(image_loss=image, reward_loss=reward, continue_loss=cont, kl_loss=kl_loss, kl=kl, **per_channel)
 
 
 # The networks.
@@ -164,6 +173,7 @@ class RSSM(keras.Model):
         self.hparams, self.frame_shape = hparams, tuple(frame_shape)
         self.num_actions, self.pixel_values = num_actions, pixel_values
         self.groups, self.classes = hparams.stoch_groups, hparams.stoch_classes
+        self.unimix = hparams.get("unimix", 0.0)  # .get: runs saved before unimix existed resume without it
         self.vector = pixel_values == 0  # a gymnasium env's observation vectors, not frames
         if self.vector:
             self.encoder = mlp(hparams.hidden_size, 1, hparams.hidden_size, "encoder")
@@ -205,8 +215,7 @@ class RSSM(keras.Model):
         return tf.concat([h, tf.reshape(z, [-1, self.groups * self.classes])], -1)
 
     def _logits(self, net, inputs):
-        # .get: runs saved before unimix existed resume without it
-        return uniform_mix(tf.reshape(net(inputs), [-1, self.groups, self.classes]), self.hparams.get("unimix", 0.0))
+        return uniform_mix(tf.reshape(net(inputs), [-1, self.groups, self.classes]), self.unimix)
 
     def advance(self, state, actions):
         """h_{t+1} from the state and the action taken on it (int [B] or one-hot/continuous [B, A])."""
@@ -307,9 +316,6 @@ class RSSM(keras.Model):
         predicted = self._frames_of(frame_outputs)
         same = (tf.abs(predicted - tf.cast(frames, tf.float32)) < 0.1 if self.vector  # within 0.1, for vectors
                 else tf.equal(predicted, frames))
-        if self.pixel_values == 2:  # which of MinAtar's objects the model misses (Breakout's ball: channel 1)
-            per_channel = tf.reduce_mean(tf.reduce_sum(bernoulli_cell_nll(frame_outputs, frames), [2, 3]), [0, 1])
-            metrics.update({f"channel_{c}_image_loss": per_channel[c] for c in range(self.frame_shape[-1])})
         metrics.update(
             pixel_loss=metrics["image_loss"],
             pixel_accuracy=tf.reduce_mean(tf.cast(same, tf.float32)),

@@ -9,8 +9,6 @@ matrices: a method with more runs on some games than others gives its first `min
 normalised, random = 0 and a reference method = 1 on every game.
 """
 
-import contextlib
-
 import numpy as np
 
 from rlkit.errors import UserError
@@ -18,15 +16,17 @@ from rlkit.errors import UserError
 CONFIDENCE = 0.95
 
 
-@contextlib.contextmanager
-def seeded_global_numpy(seed):
-    """numpy's global RNG seeded with `seed`, its state restored after. rliable's stratified
-    bootstrap draws its resamples with np.random.choice, numpy's global RNG, not with the
-    random_state it is given: unseeded, the same scores gave other intervals in every process."""
+def interval_estimates(scores, statistic, seed, reps):
+    """rliable's get_interval_estimates, seeded. Its stratified bootstrap draws its resamples with
+    np.random.choice, numpy's global RNG, not with the random_state it is given: unseeded, the
+    same scores gave other intervals in every process. So the global RNG is seeded here, and the
+    caller's state put back after."""
+    from rliable import library
+
     state = np.random.get_state()
     np.random.seed(seed)
     try:
-        yield
+        return library.get_interval_estimates(scores, statistic, reps=reps, random_state=np.random.RandomState(seed))
     finally:
         np.random.set_state(state)
 
@@ -42,14 +42,10 @@ def mean_interval(values, seed=0, reps=10_000):
     """(mean, low, high): the mean of one method's final returns on one game over its runs, with a
     95% percentile-bootstrap interval over runs ((mean, mean, mean) for a single run)."""
     require_rliable()
-    from rliable import library
-
     values = np.asarray(values, np.float64)
     if len(values) < 2:
         return float(values.mean()), float(values.mean()), float(values.mean())
-    with seeded_global_numpy(seed):
-        points, intervals = library.get_interval_estimates({"m": values[:, None]}, lambda x: np.array([x.mean()]),
-                                                           reps=reps, random_state=np.random.RandomState(seed))
+    points, intervals = interval_estimates({"m": values[:, None]}, lambda x: np.array([x.mean()]), seed, reps)
     return float(points["m"][0]), float(intervals["m"][0, 0]), float(intervals["m"][1, 0])
 
 
@@ -63,13 +59,11 @@ def aggregates(normalised_scores, seed=0, reps=10_000):
     95% CIs over runs, from {method: normalised scores [runs, games]} (every game run equally
     often by a method: rliable's score matrices)."""
     require_rliable()
-    from rliable import library, metrics
+    from rliable import metrics
 
     def both(x):
         return np.array([metrics.aggregate_iqm(x), metrics.aggregate_optimality_gap(x)])
-    with seeded_global_numpy(seed):
-        points, intervals = library.get_interval_estimates(normalised_scores, both, reps=reps,
-                                                           random_state=np.random.RandomState(seed))
+    points, intervals = interval_estimates(normalised_scores, both, seed, reps)
     return {method: {name: (float(points[method][i]), float(intervals[method][0, i]), float(intervals[method][1, i]))
                      for i, name in enumerate(("IQM", "optimality gap"))} for method in normalised_scores}
 
@@ -78,15 +72,13 @@ def improvement_probabilities(normalised_scores, baseline, seed=0, reps=2000):
     """{method: (P(method > baseline), low, high)}: the probability that a run of the method
     beats a run of `baseline` on a random game, with a stratified-bootstrap 95% CI."""
     require_rliable()
-    from rliable import library, metrics
+    from rliable import metrics
 
     pairs = {method: (scores, normalised_scores[baseline]) for method, scores in normalised_scores.items()
              if method != baseline}
     if not pairs:
         return {}
-    with seeded_global_numpy(seed):
-        points, intervals = library.get_interval_estimates(pairs, metrics.probability_of_improvement, reps=reps,
-                                                           random_state=np.random.RandomState(seed))
+    points, intervals = interval_estimates(pairs, metrics.probability_of_improvement, seed, reps)
     return {method: (float(np.ravel(points[method])[0]), *(float(v) for v in np.ravel(intervals[method])[:2]))
             for method in pairs}
 
