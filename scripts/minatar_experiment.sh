@@ -12,7 +12,7 @@
 # Freeway and 1 on the others. SEEDS_<method>_<game> overrides one list, e.g. SEEDS_simple_seaquest="0 1".
 # ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=model_free_100k the random
 # and PPO@100K rows, ONLY=simple the SimPLe rows, ONLY=dreamer the DreamerV2 rows (dreamer_v2_minatar,
-# 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about 100 minutes each with a 2-core CPU to itself), which the
+# 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the
 # full script runs last.
 # SimPLe rows: rlmb_minatar (SimPLe's world model, RUNS/GAME/simple_100k_sS) on Freeway, whose
 # episodes do not end early, and rlmb_minatar_ends (the world model also predicts episode ends,

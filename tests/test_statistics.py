@@ -31,6 +31,20 @@ def test_the_same_scores_give_the_same_intervals_whatever_numpys_global_rng_did_
     assert results[0] == results[1]
 
 
+def test_the_performance_profile_is_drawn_the_same_whatever_numpys_global_rng_did_before(tmp_path):
+    # Its CI bands come from rliable's bootstrap too: the same scores give the same PNG.
+    rng = np.random.default_rng(0)
+    scores = {"a": rng.random((10, 3)), "b": rng.random((10, 3))}
+    aggregate = statistics.aggregates(scores, reps=100)
+    pictures = []
+    for global_seed in (1, 2):
+        np.random.seed(global_seed)
+        profile, intervals = tmp_path / f"profile_{global_seed}.png", tmp_path / f"intervals_{global_seed}.png"
+        statistics.draw(scores, aggregate, profile, intervals, "reference")
+        pictures.append(profile.read_bytes())
+    assert pictures[0] == pictures[1]
+
+
 def test_iqm_optimality_gap_and_improvement_on_normalised_scores():
     random_means, reference_means = np.array([0.0, 10.0]), np.array([2.0, 30.0])
     # 4 runs x 2 games; "good" sits at the reference on both games, "bad" at random.

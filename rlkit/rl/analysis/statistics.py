@@ -9,6 +9,8 @@ matrices: a method with more runs on some games than others gives its first `min
 normalised, random = 0 and a reference method = 1 on every game.
 """
 
+import contextlib
+
 import numpy as np
 
 from rlkit.errors import UserError
@@ -16,19 +18,26 @@ from rlkit.errors import UserError
 CONFIDENCE = 0.95
 
 
-def interval_estimates(scores, statistic, seed, reps):
-    """rliable's get_interval_estimates, seeded. Its stratified bootstrap draws its resamples with
-    np.random.choice, numpy's global RNG, not with the random_state it is given: unseeded, the
-    same scores gave other intervals in every process. So the global RNG is seeded here, and the
-    caller's state put back after."""
-    from rliable import library
-
+@contextlib.contextmanager
+def seeded_global_numpy(seed):
+    """numpy's global RNG seeded inside the block, and the caller's state put back after.
+    rliable's stratified bootstrap (its interval estimates and its performance profiles' CIs)
+    draws its resamples with np.random.choice, not with the random_state it is given:
+    unseeded, the same scores gave other intervals in every process."""
     state = np.random.get_state()
     np.random.seed(seed)
     try:
-        return library.get_interval_estimates(scores, statistic, reps=reps, random_state=np.random.RandomState(seed))
+        yield
     finally:
         np.random.set_state(state)
+
+
+def interval_estimates(scores, statistic, seed, reps):
+    """rliable's get_interval_estimates, seeded (see seeded_global_numpy)."""
+    from rliable import library
+
+    with seeded_global_numpy(seed):
+        return library.get_interval_estimates(scores, statistic, reps=reps, random_state=np.random.RandomState(seed))
 
 
 def require_rliable():
@@ -83,7 +92,7 @@ def improvement_probabilities(normalised_scores, baseline, seed=0, reps=2000):
             for method in pairs}
 
 
-def draw(normalised_scores, aggregate, path_profile, path_intervals, reference_name):
+def draw(normalised_scores, aggregate, path_profile, path_intervals, reference_name, seed=0):
     """The performance profile (share of runs above each normalised score, with CIs) and the
     interval plot of IQM and optimality gap, as PNGs."""
     require_rliable()
@@ -94,7 +103,8 @@ def draw(normalised_scores, aggregate, path_profile, path_intervals, reference_n
     from rliable import library, plot_utils
 
     taus = np.linspace(-0.5, 1.5, 81)
-    profiles, profile_cis = library.create_performance_profile(normalised_scores, taus, reps=2000)
+    with seeded_global_numpy(seed):
+        profiles, profile_cis = library.create_performance_profile(normalised_scores, taus, reps=2000)
     figure, axis = plt.subplots(figsize=(7, 4))
     plot_utils.plot_performance_profiles(profiles, taus, performance_profile_cis=profile_cis, ax=axis,
                                          xlabel=f"normalised score (random 0, {reference_name} 1)")

@@ -98,6 +98,9 @@ class Dreamer:
         self.hparams, self.output_dir = hparams, output_dir
         shape, values, _ = observations_of(hparams, env)
         self.agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, values, seed)
+        # The evaluations' policy (the same networks, states of its own: the training envs' carry
+        # on meanwhile), made once so that its functions are traced once, not at every evaluation.
+        self.eval_policy = self.agent.new_policy(seed)
         self.model_dir = os.path.join(output_dir, "world_model")
         # Atari's and MinAtar's rewards are learned clipped, other envs' as they are.
         self.reward_column = "rewards" if env.clip_rewards else "raw_rewards"
@@ -178,8 +181,8 @@ def evaluate(hparams, dreamer, store, env_steps, eval_dir, seed):
     from rlkit.rl.loops import evaluation
     from rlkit.summaries import write_summaries
 
-    # A policy of its own (the same networks): the training envs' states carry on meanwhile.
-    policy = dreamer.agent.new_policy(seed + env_steps)
+    policy = dreamer.eval_policy
+    policy.rng.reset_from_seed(seed + env_steps)  # as a policy made now with this seed would sample
     results, _ = evaluation.evaluate_policy(hparams, recurrent_act(policy), seed + env_steps,
                                             final=env_steps >= hparams.num_env_steps)
     scalars = dict(evaluation.policy_scalars(results), **{"loop/gradient_steps": dreamer.updates})
