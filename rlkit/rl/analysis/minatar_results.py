@@ -39,9 +39,11 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("simple_ends_expected_100k", "SimPLe + episode ends + expected rewards @100K"),
            ("simple_objects_100k", "SimPLe + ends + one-cell objects @100K"),
            ("dreamer_100k", "DreamerV2 @100K"),
-           # Ablations of dreamer_v2_minatar: DreamerV2's Atari KL (scale 0.1, no free nats), then
+           # Ablations of dreamer_v2_minatar: train ratio 48 (18K gradient steps; the set's before
+           # the seventeenth session); DreamerV2's Atari KL (scale 0.1, no free nats) at 48, then
            # also imagining from every state at train ratio 32, then also its entropy bonus of 1e-3.
-           ("dreamer_atari_kl_100k", "DreamerV2, Atari's KL @100K"),
+           ("dreamer_ratio48_100k", "DreamerV2, ratio 48 @100K"),
+           ("dreamer_atari_kl_100k", "DreamerV2, Atari's KL, ratio 48 @100K"),
            ("dreamer_all_starts_100k", "DreamerV2, Atari's KL, all starts, ratio 32 @100K"),
            ("dreamer_paper_entropy_100k", "DreamerV2, Atari's KL, all starts, ratio 32, entropy 1e-3 @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
