@@ -13,7 +13,8 @@
 # ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=model_free_100k the random
 # and PPO@100K rows, ONLY=simple the SimPLe rows, ONLY=dreamer the DreamerV2 rows (dreamer_v2_minatar,
 # 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the
-# full script runs last.
+# full script runs last; ONLY=dreamer_1m the DreamerV2 runs at 1M real steps on Breakout and Space
+# Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; about 10 hours each here, so only when asked for).
 # SimPLe rows: rlmb_minatar (SimPLe's world model, RUNS/GAME/simple_100k_sS) on Freeway, whose
 # episodes do not end early, and rlmb_minatar_ends (the world model also predicts episode ends,
 # simple_ends_100k_sS) on the four games that end at the first lost life, which SimPLe's model
@@ -33,6 +34,7 @@ seeds() {  # seeds METHOD GAME: the seed list of one method on one game
     ppo_1m) default="0"; case $game in breakout|freeway) default="0 1 2" ;; esac ;;
     simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dreamer) default="0 1 2" ;;
+    dreamer_1m) default="0" ;;
   esac
   echo "${!var:-$default}"
 }
@@ -68,6 +70,15 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
     for seed in $(seeds dreamer "$game"); do
       $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$runs/$game/dreamer_100k_s$seed"
+    done
+  done
+fi
+if [ "${ONLY:-}" = dreamer_1m ]; then
+  for game in "${games[@]}"; do
+    case $game in breakout|space_invaders) ;; *) continue ;; esac
+    for seed in $(seeds dreamer_1m "$game"); do
+      $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar \
+        --hparams="game=minatar/$game,num_env_steps=1000000" --seed="$seed" --output_dir="$runs/$game/dreamer_1m_s$seed"
     done
   done
 fi
