@@ -34,7 +34,7 @@ seeds() {  # seeds METHOD GAME: the seed list of one method on one game
     ppo_1m) default="0"; case $game in breakout|freeway) default="0 1 2" ;; esac ;;
     simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dreamer) default="0 1 2" ;;
-    dreamer_1m) default="0" ;;
+    dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
   esac
   echo "${!var:-$default}"
 }
@@ -75,7 +75,6 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
 fi
 if [ "${ONLY:-}" = dreamer_1m ]; then
   for game in "${games[@]}"; do
-    case $game in breakout|space_invaders) ;; *) continue ;; esac
     for seed in $(seeds dreamer_1m "$game"); do
       $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar \
         --hparams="game=minatar/$game,num_env_steps=1000000" --seed="$seed" --output_dir="$runs/$game/dreamer_1m_s$seed"
