@@ -68,25 +68,35 @@ def collect_random_pong(data_dir, num_steps, num_envs=2, seed=0):
 RLMB_TINY_RUN_FLAGS = ("--hparams_set=rlmb_tiny", "--hparams=ppo.learning_rate=3e-4")
 
 
-@pytest.fixture(scope="session")
-def rlmb_tiny_run(tmp_path_factory):
-    """One uninterrupted rlmb_tiny loop run through the command line: (output dir, stderr).
+def shared_run(tmp_path_factory, name, module, *args):
+    """One run of `python -m module args` for the whole session: (output dir, stderr).
 
-    Made once for the whole session: pytest-xdist's workers share it through a lock, the first to
-    ask runs it and the others wait for it (it is the suite's longest single step).
-    """
+    pytest-xdist's workers share it through a lock: the first to ask runs it, the others wait
+    for it. The tests that take it read it and never write to it."""
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the directory all workers' temp dirs live in
-    out, stderr_file = shared / "rlmb_tiny_run", shared / "rlmb_tiny_run.stderr"
-    with open(shared / "rlmb_tiny_run.lock", "w") as lock:
+    out, stderr_file = shared / name, shared / f"{name}.stderr"
+    with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not stderr_file.exists():
             shutil.rmtree(out, ignore_errors=True)
-            result = run_module("rlkit.rl.trainer_model_based", *RLMB_TINY_RUN_FLAGS, f"--output_dir={out}")
+            result = run_module(module, *args, f"--output_dir={out}")
             assert result.returncode == 0, result.stderr[-3000:]
             stderr_file.write_text(result.stderr)
     return str(out), stderr_file.read_text()
+
+
+@pytest.fixture(scope="session")
+def rlmb_tiny_run(tmp_path_factory):
+    """One uninterrupted rlmb_tiny loop run through the command line (the suite's longest single step)."""
+    return shared_run(tmp_path_factory, "rlmb_tiny_run", "rlkit.rl.trainer_model_based", *RLMB_TINY_RUN_FLAGS)
+
+
+@pytest.fixture(scope="session")
+def rlmf_tiny_run(tmp_path_factory):
+    """One uninterrupted rlmf_tiny run (PPO on Pong, 128 steps) through the command line."""
+    return shared_run(tmp_path_factory, "rlmf_tiny_run", "rlkit.rl.trainer_model_free", "--hparams_set=rlmf_tiny")
 
 
 def free_port():

@@ -106,13 +106,10 @@ def test_rule_messages_name_the_hparam_its_value_and_what_is_allowed(set_name, o
         create_hparams(set_name, overrides)
 
 
-@pytest.fixture(scope="module")
-def model_free_run(tmp_path_factory):
+@pytest.fixture
+def model_free_run(rlmf_tiny_run):
     """A tiny Pong run of the model-free trainer: a run dir with a policy."""
-    out = str(tmp_path_factory.mktemp("rlmf") / "run")
-    result = run_module(MODEL_FREE, RLMF_TINY, "--hparams=num_env_steps=64", f"--output_dir={out}")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return out
+    return rlmf_tiny_run[0]
 
 
 def test_a_policy_for_another_game_gets_one_line(model_free_run, tmp_path):

@@ -15,12 +15,9 @@ from rlkit.rl.publish import PUBLISHED
 EVALUATOR = "rlkit.rl.evaluator"
 
 
-@pytest.fixture(scope="module")
-def model_free_run(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("rlmf") / "run")
-    result = run_module("rlkit.rl.trainer_model_free", "--hparams_set=rlmf_tiny", f"--output_dir={out}")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return out
+@pytest.fixture
+def model_free_run(rlmf_tiny_run):
+    return rlmf_tiny_run[0]
 
 
 def tags(event_dir):

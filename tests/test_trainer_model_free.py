@@ -33,12 +33,10 @@ def scalar_tags(event_dir):
     return accumulator, set(accumulator.Tags()["tensors"]) | set(accumulator.Tags()["scalars"])
 
 
-def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(cli, tmp_path):
-    out = str(tmp_path / "run")
-    result = cli(TRAINER, *TINY, f"--output_dir={out}")
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "128/128 steps (100%) | iteration 4/4" in result.stderr
-    assert "ETA" in result.stderr and "steps/s" in result.stderr
+def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(rlmf_tiny_run):
+    out, stderr = rlmf_tiny_run  # python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_tiny
+    assert "128/128 steps (100%) | iteration 4/4" in stderr
+    assert "ETA" in stderr and "steps/s" in stderr
     for name in ("hparams.json", "run.json", "operative_config.gin", "command.txt", "policy/saved_model.pb"):
         assert os.path.exists(os.path.join(out, name)), name
     assert "Adam.beta_1 = 0.9" in open(os.path.join(out, "operative_config.gin")).read()
@@ -60,9 +58,8 @@ def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(cli, tmp_path):
     assert [e.step for e in eval_events.Tensors("mean_reward/eval/sampling_temp_0.0_max_noops_0_clipped")] == [64, 128]
 
 
-def test_exported_policy_acts_without_rlkit(cli, tmp_path):
-    out = str(tmp_path / "run")
-    assert cli(TRAINER, *TINY, f"--output_dir={out}").returncode == 0
+def test_exported_policy_acts_without_rlkit(rlmf_tiny_run, tmp_path):
+    out, _ = rlmf_tiny_run
     script = f"""
 import sys
 import numpy as np
