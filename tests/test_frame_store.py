@@ -8,7 +8,7 @@ import pytest
 from conftest import collect_random_pong
 from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
-from test_storage import NUM_ENVS, H, W, fake_step, write_collection
+from test_storage import NUM_ENVS, H, W, fake_step, frames_at, write_collection
 
 
 def episodes_by_id(data_dir):
@@ -200,3 +200,27 @@ def test_threads_decoding_windows_together_join_the_columns_once(tmp_path):
     finally:
         sys.setswitchinterval(switch_interval)
     assert not errors, errors[:3]
+
+
+def test_a_rewarded_share_of_sequences_holds_the_rare_rewards(tmp_path):
+    data_dir = str(tmp_path / "data")
+    writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=NUM_ENVS)
+    for t in range(30):  # two rewards in 60 steps: env 0's at step 13, env 1's at step 27
+        raw = [1.0 if t == 13 else 0.0, 1.0 if t == 27 else 0.0]
+        writer.add(frames_at(t), np.array([0, 0]), fake_step(t, [t == 9, False], raw))
+    writer.write_shard()
+    store = FrameStore(data_dir)
+
+    def rewarded(batch):
+        return (batch["rewards"] != 0).any(axis=1)
+    uniform = store.sequences(np.random.default_rng(0), 64, 4)
+    assert rewarded(uniform).mean() < 0.3  # about 8 of 60 starts reach a reward within 4 steps
+    # Share 0 draws exactly what the uniform sampler does (runs from before the option resume alike).
+    np.testing.assert_array_equal(store.sequences(np.random.default_rng(0), 64, 4, rewarded_share=0.0)["frames"],
+                                  uniform["frames"])
+    assert rewarded(store.sequences(np.random.default_rng(0), 64, 4, rewarded_share=1.0)).all()
+    half = store.sequences(np.random.default_rng(1), 64, 4, rewarded_share=0.5)
+    assert rewarded(half)[:32].all() and rewarded(half).mean() < 0.7
+    # The rewarded step lands at every place in the sequence, not only at its start or end.
+    places = np.argmax(store.sequences(np.random.default_rng(2), 256, 4, rewarded_share=1.0)["rewards"] != 0, axis=1)
+    assert set(places) == {0, 1, 2, 3}

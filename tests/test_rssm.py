@@ -63,8 +63,10 @@ def test_reward_detection_counts_predicted_rewards_on_rewarded_steps_and_false_o
     detection = reward_detection(means, rewards)
     assert float(detection["reward_recall"]) == pytest.approx(2 / 3)
     assert float(detection["reward_false_rate"]) == pytest.approx(1 / 3)
+    assert float(detection["reward_on_rewarded"]) == pytest.approx((0.7 + 0.2 + 0.9) / 3)
     none = reward_detection(tf.zeros([4]), tf.zeros([4]))  # no rewarded step: 0, not NaN
-    assert float(none["reward_recall"]) == 0.0 and float(none["reward_false_rate"]) == 0.0
+    assert {name: float(value) for name, value in none.items()} == dict(
+        reward_accuracy=1.0, reward_recall=0.0, reward_false_rate=0.0, reward_on_rewarded=0.0)
 
 
 def test_straight_through_samples_are_one_hot_with_the_probabilities_gradient():

@@ -232,15 +232,17 @@ class FrameStore:
 
     # Sequences: DreamerV2's training chunks, which run on from one episode into another.
 
-    def sequences(self, rng, count, length, epochs=None, reward_column="rewards"):
+    def sequences(self, rng, count, length, epochs=None, reward_column="rewards", rewarded_share=0.0):
         """`count` sequences of `length` stored steps, stacked [count, L, ...]: each starts at a
         step drawn uniformly from every stored step (of `epochs`) and, where its episode's stored
         steps run out, goes on at the start of another random episode, as DreamerV2's replay
-        chunks run over episode boundaries. Fields: frames, actions, rewards (float32, from
-        `reward_column`: the clipped "rewards" or the game's "raw_rewards"),
-        raw_rewards, ends (the step ended the episode in the game: a terminal, not a time
-        limit), firsts (an episode's first step, where a recurrent state starts afresh).
-        None if nothing is stored."""
+        chunks run over episode boundaries. With `rewarded_share` (not DreamerV2's), that share
+        of the sequences is drawn instead to hold a rewarded step, drawn uniformly from those
+        stored, at a uniform place in the sequence, so that a reward head sees rare rewards.
+        Fields: frames, actions, rewards (float32, from `reward_column`: the clipped "rewards" or
+        the game's "raw_rewards"), raw_rewards, ends (the step ended the episode in the game: a
+        terminal, not a time limit), firsts (an episode's first step, where a recurrent state
+        starts afresh). None if nothing is stored."""
         chosen = self.chosen_episodes(epochs)
         if not chosen:
             return None
@@ -248,10 +250,17 @@ class FrameStore:
         starts_at_reset = [i for i in chosen if self.episodes[i].starts_at_reset] or list(chosen)
         # A step drawn uniformly: its episode by length, then its position.
         episodes = rng.choice(len(chosen), size=count, p=lengths / lengths.sum())
+        before_rewards = (self._starts_before_rewards(rng, chosen, lengths, int(round(count * rewarded_share)),
+                                                      length, reward_column) if rewarded_share else [])
         indices, firsts = np.zeros((count, length), np.int64), np.zeros((count, length), bool)
         for row, choice in enumerate(episodes):
-            episode = self.episodes[chosen[choice]]
-            position, filled = int(rng.integers(len(episode))), 0
+            if row < len(before_rewards):
+                choice, position = before_rewards[row]
+                episode = self.episodes[chosen[choice]]
+            else:
+                episode = self.episodes[chosen[choice]]
+                position = int(rng.integers(len(episode)))
+            filled = 0
             while filled < length:
                 piece = episode.indices[position:position + length - filled]
                 indices[row, filled:filled + len(piece)] = piece
@@ -264,6 +273,19 @@ class FrameStore:
                     rewards=self._column(reward_column)[indices].astype(np.float32),
                     raw_rewards=self._column("raw_rewards")[indices].astype(np.float32),
                     ends=self._column("terminated")[indices].astype(np.int32), firsts=firsts)
+
+    def _starts_before_rewards(self, rng, chosen, lengths, count, length, reward_column):
+        """`count` (chosen episode, position) pairs from which a sequence of `length` holds a
+        rewarded step; none where no stored step has a reward."""
+        steps = np.concatenate([self.episodes[i].indices for i in chosen])
+        rewarded = np.flatnonzero(self._column(reward_column)[steps] != 0)
+        if not count or not len(rewarded):
+            return []
+        picks = rewarded[rng.integers(len(rewarded), size=count)]
+        episode_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        choices = np.searchsorted(episode_starts, picks, side="right") - 1
+        positions = np.maximum(picks - episode_starts[choices] - rng.integers(length, size=count), 0)
+        return [(int(c), int(p)) for c, p in zip(choices, positions)]
 
     # Transitions: a frame stack, the action taken on it, its reward and the next stack.
 

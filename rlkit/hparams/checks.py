@@ -125,6 +125,7 @@ RULES = {
     "imagine_starts": non_negative,  # 0: every posterior state of the batch
     # and its loop (rlkit.rl.loops.dreamer)
     "loop": one_of("dreamer"), "train_ratio": positive, "prefill_steps": non_negative,
+    "rewarded_sequence_share": probability,
     "log_every_updates": positive, "offline_data_dir": anything, "offline_updates": positive,
     "offline_checkpoint_updates": positive,
 }

@@ -190,6 +190,9 @@ def _dreamer_loop(env, world_model, actor_critic):
         # Replayed steps per env step (DreamerV3's definition): a gradient step every
         # batch_size x sequence length / train_ratio env steps.
         train_ratio=625,
+        # Not DreamerV2's: the share of each batch's sequences drawn to hold a rewarded step
+        # (FrameStore.sequences), for games whose rewards are too rare for the reward head.
+        rewarded_sequence_share=0.0,
         replay_capacity=2_000_000,
         shard_steps=1000,        # steps per env in a replay shard; a checkpoint with each
         eval_every_steps=20_480,

@@ -106,16 +106,20 @@ def reward_detection(reward_means, rewards):
     """The reward head's predictions (its means rounded to -1, 0 or 1) against the real rewards:
     accuracy over all steps, and, since rewards are rare in most games and accuracy then says
     little, the share of rewarded steps whose reward it predicts and the share of the other steps
-    where it predicts one that is not there."""
+    where it predicts one that is not there; and, since a head unsure of a rare reward predicts
+    less than half of it and rounds to none, its mean on rewarded steps, signed as their rewards
+    (0 where it does not tell them apart, 1 where it predicts them whole)."""
     predicted = tf.clip_by_value(tf.round(reward_means), -1, 1)
     rewarded = tf.not_equal(rewards, 0.0)
 
     def count(mask):
         return tf.reduce_sum(tf.cast(mask, tf.float32))
+    on_rewarded = tf.reduce_sum(tf.where(rewarded, reward_means * tf.sign(rewards), 0.0))
     return dict(reward_accuracy=tf.reduce_mean(tf.cast(tf.equal(predicted, rewards), tf.float32)),
                 reward_recall=tf.math.divide_no_nan(count(rewarded & tf.equal(predicted, rewards)), count(rewarded)),
                 reward_false_rate=tf.math.divide_no_nan(count(~rewarded & tf.not_equal(predicted, 0.0)),
-                                                        count(~rewarded)))
+                                                        count(~rewarded)),
+                reward_on_rewarded=tf.math.divide_no_nan(on_rewarded, count(rewarded)))
 
 
 def world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends, posterior_logits,
