@@ -47,6 +47,8 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("dreamer_atari_kl_100k", "DreamerV2, Atari's KL, ratio 48 @100K"),
            ("dreamer_all_starts_100k", "DreamerV2, Atari's KL, all starts, ratio 32 @100K"),
            ("dreamer_paper_entropy_100k", "DreamerV2, Atari's KL, all starts, ratio 32, entropy 1e-3 @100K"),
+           # Not DreamerV2: half of each batch's sequences drawn to hold a reward (rare-reward games).
+           ("dreamer_rewarded_100k", "DreamerV2 + rewarded sequences @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 # The final evaluation's spread over its episodes, where the run recorded it (since the
