@@ -152,7 +152,7 @@ class Dreamer:
         for _ in range(count):
             batch = store.sequences(rng, hparams.world_model.batch_size, sequence_length(hparams),
                                     reward_column=self.reward_column,
-                                    rewarded_share=hparams.get("rewarded_sequence_share", 0.0))  # runs before it: none
+                                    rewarded_share=hparams.get("rewarded_sequence_share", 0.0))  # off in runs saved before it
             metrics.append({name: float(value) for name, value in self.agent.update(batch).items()})
             if self.updates % log_every == 0:
                 means = {name: float(np.mean([m[name] for m in metrics])) for name in metrics[0]}
