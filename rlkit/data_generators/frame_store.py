@@ -254,12 +254,9 @@ class FrameStore:
                                                       length, reward_column) if rewarded_share else [])
         indices, firsts = np.zeros((count, length), np.int64), np.zeros((count, length), bool)
         for row, choice in enumerate(episodes):
-            if row < len(before_rewards):
-                choice, position = before_rewards[row]
-                episode = self.episodes[chosen[choice]]
-            else:
-                episode = self.episodes[chosen[choice]]
-                position = int(rng.integers(len(episode)))
+            choice, position = before_rewards[row] if row < len(before_rewards) else (choice, None)
+            episode = self.episodes[chosen[choice]]
+            position = int(rng.integers(len(episode))) if position is None else position
             filled = 0
             while filled < length:
                 piece = episode.indices[position:position + length - filled]
