@@ -202,14 +202,18 @@ def test_threads_decoding_windows_together_join_the_columns_once(tmp_path):
     assert not errors, errors[:3]
 
 
-def test_a_rewarded_share_of_sequences_holds_the_rare_rewards(tmp_path):
-    data_dir = str(tmp_path / "data")
+def store_with_two_rewards(data_dir):
+    """60 steps of 2 envs, two rewarded: env 0's step 13 and env 1's step 27 (env 0's episode ends at 9)."""
     writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=NUM_ENVS)
-    for t in range(30):  # two rewards in 60 steps: env 0's at step 13, env 1's at step 27
+    for t in range(30):
         raw = [1.0 if t == 13 else 0.0, 1.0 if t == 27 else 0.0]
         writer.add(frames_at(t), np.array([0, 0]), fake_step(t, [t == 9, False], raw))
     writer.write_shard()
-    store = FrameStore(data_dir)
+    return FrameStore(data_dir)
+
+
+def test_a_rewarded_share_of_sequences_holds_the_rare_rewards(tmp_path):
+    store = store_with_two_rewards(str(tmp_path / "data"))
 
     def rewarded(batch):
         return (batch["rewards"] != 0).any(axis=1)
@@ -224,3 +228,23 @@ def test_a_rewarded_share_of_sequences_holds_the_rare_rewards(tmp_path):
     # The rewarded step lands at every place in the sequence, not only at its start or end.
     places = np.argmax(store.sequences(np.random.default_rng(2), 256, 4, rewarded_share=1.0)["rewards"] != 0, axis=1)
     assert set(places) == {0, 1, 2, 3}
+
+
+def test_a_rewarded_share_of_windows_has_a_reward_for_the_targets_to_predict(tmp_path):
+    store = store_with_two_rewards(str(tmp_path / "data"))
+
+    def windows(share, count):
+        dataset = store.window_dataset(4, 2, seed=0, pad_starts=True, rewarded_share=share)
+        return list(dataset.take(count).as_numpy_iterator())
+
+    def predicts_a_reward(window):  # targets 4 and 5 are predicted with the rewards of steps 3 and 4
+        return window["rewards"][3:5].any()
+    # Share 0: every window once, as before the option.
+    assert len(windows(0.0, 1000)) == len(store.window_starts(6, padding=3))
+    assert np.mean([predicts_a_reward(w) for w in windows(0.0, 1000)]) < 0.1  # 4 of 54 windows
+    everything = windows(1.0, 200)
+    assert all(predicts_a_reward(w) for w in everything)
+    # The rewarded step is either target's (step 3 or 4), never the last step's, which nothing predicts.
+    assert {int(w["frames"][3, 0, 0, 1]) for w in everything} == {12, 13, 26, 27}
+    half = np.mean([predicts_a_reward(w) for w in windows(0.5, 400)])
+    assert 0.4 < half < 0.65

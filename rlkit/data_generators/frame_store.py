@@ -202,11 +202,14 @@ class FrameStore:
         start = 0 if from_start else rng.integers(len(self.episodes[episode]) - length + 1)
         return self.window(episode, start, length)
 
-    def window_dataset(self, num_context_frames, num_target_frames, seed=None, epochs=None, pad_starts=False):
+    def window_dataset(self, num_context_frames, num_target_frames, seed=None, epochs=None, pad_starts=False,
+                       rewarded_share=0.0):
         """A shuffled tf.data.Dataset of every window of context + target steps (of `epochs`),
         decoded in parallel as it is read; elements are `window`'s dicts. pad_starts: also the
         windows whose context begins before an episode's first frame (repeated), so every step
-        after an episode's first, of short episodes too, is a target."""
+        after an episode's first, of short episodes too, is a target. With `rewarded_share` (not
+        SimPLe's), the dataset repeats without end and that share of its windows is drawn from
+        those whose targets follow a rewarded step, so that a reward head sees rare rewards."""
         import tensorflow as tf  # only the datasets need TensorFlow
 
         length = num_context_frames + num_target_frames
@@ -226,9 +229,29 @@ class FrameStore:
                 value.set_shape(shape)
             return dict(zip(names, values))
 
-        dataset = tf.data.Dataset.from_tensor_slices(starts).shuffle(len(starts), seed=seed,
+        def shuffled(pairs):
+            return tf.data.Dataset.from_tensor_slices(pairs).shuffle(len(pairs), seed=seed,
                                                                      reshuffle_each_iteration=True)
+        dataset = shuffled(starts)
+        # A target frame i is predicted with the reward of step i - 1: window steps context-1 .. length-2.
+        rewarded = starts[self._rewarded_between(starts, num_context_frames - 1, length - 2)] if rewarded_share else []
+        if len(rewarded):
+            dataset = tf.data.Dataset.sample_from_datasets(
+                [dataset.repeat(), shuffled(rewarded).repeat()], weights=[1 - rewarded_share, rewarded_share],
+                seed=seed)
         return dataset.map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+    def _rewarded_between(self, starts, first_offset, last_offset):
+        """[M] bool: whether any step first..last_offset steps after each window start of `starts`
+        [M, 2] (episode, start; padded starts are before the episode, where no step is rewarded)
+        has a non-zero (clipped) reward."""
+        rewards, steps = self._column("rewards"), self._column("episode_steps")
+        episode_starts = self._column("episode_start")[starts[:, 0]]
+        rewarded = np.zeros(len(starts), bool)
+        for offset in range(first_offset, last_offset + 1):
+            positions = starts[:, 1] + offset
+            rewarded |= (positions >= 0) & (rewards[steps[episode_starts + np.maximum(positions, 0)]] != 0)
+        return rewarded
 
     # Sequences: DreamerV2's training chunks, which run on from one episode into another.
 

@@ -50,6 +50,7 @@ KEYS_ADDED_LATER = [
     ("num_compress_steps", "predict_episode_ends", False),   # world models
     ("num_compress_steps", "full_resolution_action_layers", 0),
     ("num_compress_steps", "end_loss_coef", 1.0),
+    ("num_compress_steps", "rewarded_window_share", 0.0),
     ("simulated_num_envs", "simulated_reward", "likeliest"),  # SimPLe loops
 ]
 

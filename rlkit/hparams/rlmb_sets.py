@@ -197,6 +197,16 @@ def rlmb_minatar_objects():
 
 
 @register_hparams
+def rlmb_minatar_rewarded():
+    """rlmb_minatar_objects whose world model trains on windows half of which hold a reward (not in
+    SimPLe), for games whose rewards are too rare for the reward head to learn (Asterix: 0.73% of
+    steps; trained on uniform windows its head gives every step the same probability of one)."""
+    hparams = rlmb_minatar_objects()
+    hparams.world_model.rewarded_window_share = 0.5
+    return hparams
+
+
+@register_hparams
 def rlmb_minatar_tiny():
     """The MinAtar loop in a minute or two of CPU: for tests."""
     hparams = rlmb_minatar()

@@ -36,6 +36,9 @@ def next_frame_basic_deterministic():
         pixel_loss_cutoff=0.01,
         reward_loss_coef=1.0,
         end_loss_coef=1.0,  # the end head's loss weight (with predict_episode_ends)
+        # Not in SimPLe: the share of training windows drawn from those whose targets follow a
+        # rewarded step, for games whose rewards are too rare for the reward head (Asterix: 0.73%).
+        rewarded_window_share=0.0,
         # Adafactor (updates scaled by each weight's RMS) at learning_rate x the schedule:
         # "linear_warmup" rises over learning_rate_warmup_steps, "linear_warmup_rsqrt_decay"
         # then decays as 1/sqrt(step). Gradients clipped to global norm clip_grad_norm.

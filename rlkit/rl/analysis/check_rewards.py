@@ -1,6 +1,7 @@
 """Does a SimPLe run's world model predict the real rewards, and does its policy ever see one?
 
     python -m rlkit.rl.analysis.check_rewards --run=RUN [--data_epochs=0,1,2] [--random_steps=2048] [--rows_of_channel=C]
+    python -m rlkit.rl.analysis.check_rewards --run=RUN --wm_dir=WM   # another model of RUN's data (trainer_world_model)
 
 For a `trainer_model_based` run directory (its newest world model, its data and its policy's
 TensorBoard logs), prints:
@@ -67,6 +68,7 @@ def ranked_above(positives, negatives):
 def define_flags():
     """Flags exist only when the module runs as a command, so importing it defines none."""
     flags.DEFINE_string("run", None, "a trainer_model_based output dir")
+    flags.DEFINE_string("wm_dir", None, "a world model of the run's game to check instead of its own")
     flags.DEFINE_string("data_epochs", None, "comma-separated data epochs (default all)")
     flags.DEFINE_integer("random_steps", 2048, "other steps checked for false rewards")
     flags.DEFINE_integer("rows_of_channel", None, "a channel whose row to count")
@@ -80,7 +82,7 @@ def main(argv):
     if not FLAGS.run:
         raise UserError("--run is required: " + FLAGS["run"].help)
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
-    hparams, action_space, _, model, store = load_loop_run(FLAGS.run, epochs)
+    hparams, action_space, _, model, store = load_loop_run(FLAGS.run, epochs, wm_dir=FLAGS.wm_dir)
     num_actions = int(action_space.n)
     context = hparams.world_model.num_context_frames
 

@@ -18,13 +18,15 @@ from rlkit.video import display_frame
 ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
 
 
-def window_input_fn(store, hparams, seed, data_epochs=None):
+def window_input_fn(store, hparams, seed, data_epochs=None, training=True):
     """Shuffled, repeated batches of context + target windows from a FrameStore. A model that
     predicts episode ends also learns from windows at episodes' starts (their context padded), so
-    that episodes shorter than a window, and their ends, are in the data."""
+    that episodes shorter than a window, and their ends, are in the data. In training, the set's
+    rewarded_window_share of the windows hold a reward; evaluation sees windows as they come."""
     try:
         windows = store.window_dataset(hparams.num_context_frames, hparams.num_target_frames, seed=seed,
-                                       epochs=data_epochs, pad_starts=hparams.predict_episode_ends)
+                                       epochs=data_epochs, pad_starts=hparams.predict_episode_ends,
+                                       rewarded_share=hparams.rewarded_window_share if training else 0.0)
     except ValueError as e:
         raise UserError(str(e)) from None
     dataset = windows.repeat().batch(hparams.batch_size, drop_remainder=True).prefetch(2)
@@ -87,7 +89,8 @@ def evaluate_world_model(estimator, store, seed, data_epochs, description, batch
     """The model's losses and accuracies as SimPLe evaluated them (prior bits, later targets
     from its own predictions) on `batches` batches of windows from `data_epochs`; written to
     TensorBoard (model_dir/eval) and returned. `description` says what the data is."""
-    results = estimator.evaluate(window_input_fn(store, estimator.hparams, seed, data_epochs), steps=batches)
+    results = estimator.evaluate(window_input_fn(store, estimator.hparams, seed, data_epochs, training=False),
+                                 steps=batches)
     logging.info("World model at step %d on %s: %s", results["global_step"], description,
                  ", ".join(f"{k} {v:.4g}" for k, v in results.items() if k != "global_step"))
     return results
