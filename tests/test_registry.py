@@ -113,24 +113,35 @@ def test_the_learner_registry_says_which_learners_learn_from_replay():
 
 
 def test_saved_runs_without_keys_added_later_get_their_old_behaviour(tmp_path):
-    """A run saved before `simulated_reward`, `world_model.predict_episode_ends` and
-    `world_model.full_resolution_action_layers` existed reads back with the values that behave
-    as it did, resumes as itself, and other kinds of set gain nothing."""
+    """A run saved before `simulated_reward`, `world_model.predict_episode_ends`,
+    `world_model.full_resolution_action_layers` and `world_model.rewarded_window_share` existed
+    (a Dreamer run, before `rewarded_sequence_share`, `world_model.unimix` and `episodic_life`)
+    reads back with the values that behave as it did, resumes as itself, and other kinds of set
+    gain nothing."""
     from rlkit import cli
 
     loop = create_hparams("rlmb_minatar_tiny", "simulated_reward=expected,world_model.predict_episode_ends=True,"
-                                               "world_model.full_resolution_action_layers=2")
+                                               "world_model.full_resolution_action_layers=2,"
+                                               "world_model.rewarded_window_share=0.5")
     old = loop.values()
     del old["simulated_reward"], old["world_model"]["predict_episode_ends"]
-    del old["world_model"]["full_resolution_action_layers"]
+    del old["world_model"]["full_resolution_action_layers"], old["world_model"]["rewarded_window_share"]
     (tmp_path / "hparams.json").write_text(json.dumps(old))
     restored = cli.saved_hparams(str(tmp_path))
     assert restored.simulated_reward == "likeliest" and restored.world_model.predict_episode_ends is False
     assert restored.world_model.full_resolution_action_layers == 0
+    assert restored.world_model.rewarded_window_share == 0.0
     restored.simulated_reward, restored.world_model.predict_episode_ends = "expected", True
-    restored.world_model.full_resolution_action_layers = 2
+    restored.world_model.full_resolution_action_layers, restored.world_model.rewarded_window_share = 2, 0.5
     assert restored == loop
     assert cli.run_hparams(str(tmp_path), "rlmb_minatar_tiny", True, "").simulated_reward == "likeliest"
+
+    dreamer = create_hparams("dreamer_v2_tiny", "rewarded_sequence_share=0.5,world_model.unimix=0.01,episodic_life=True")
+    old = dreamer.values()
+    del old["rewarded_sequence_share"], old["world_model"]["unimix"], old["episodic_life"]
+    (tmp_path / "hparams.json").write_text(json.dumps(old))
+    restored = cli.saved_hparams(str(tmp_path))
+    assert (restored.rewarded_sequence_share, restored.world_model.unimix, restored.episodic_life) == (0.0, 0.0, False)
 
     model_free = get_hparams("rlmf_minatar")
     (tmp_path / "hparams.json").write_text(model_free.to_json())

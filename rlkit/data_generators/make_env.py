@@ -55,7 +55,7 @@ def atari_settings(hparams):
                 grayscale=hparams.grayscale, frame_skip=hparams.frame_skip,
                 max_num_noops=hparams.max_num_noops, sticky_actions=hparams.sticky_actions,
                 max_episode_frames=hparams.max_episode_frames,
-                episodic_life=hparams.get("episodic_life", False))  # absent in runs saved before it
+                episodic_life=hparams.episodic_life)
 
 
 def frame_shape(hparams):

@@ -51,6 +51,9 @@ def rssm_atari():
         # Windows at episodes' starts too (their context padded), so short episodes and their ends
         # are in the data.
         predict_episode_ends=True,
+        # trainer_world_model's windows only (as SimPLe's models'); the Dreamer loop draws its
+        # sequences with the loop's rewarded_sequence_share.
+        rewarded_window_share=0.0,
         mixed_precision=False,
         train_steps=100_000,
         save_checkpoints_steps=1000,

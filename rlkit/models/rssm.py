@@ -177,7 +177,7 @@ class RSSM(keras.Model):
         self.hparams, self.frame_shape = hparams, tuple(frame_shape)
         self.num_actions, self.pixel_values = num_actions, pixel_values
         self.groups, self.classes = hparams.stoch_groups, hparams.stoch_classes
-        self.unimix = hparams.get("unimix", 0.0)  # .get: runs saved before unimix existed resume without it
+        self.unimix = hparams.unimix
         self.vector = pixel_values == 0  # a gymnasium env's observation vectors, not frames
         if self.vector:
             self.encoder = mlp(hparams.hidden_size, 1, hparams.hidden_size, "encoder")

@@ -150,10 +150,8 @@ class Dreamer:
         hparams = self.hparams
         metrics = []
         for _ in range(count):
-            # rewarded_sequence_share is absent from runs saved before it: off there.
             batch = store.sequences(rng, hparams.world_model.batch_size, sequence_length(hparams),
-                                    reward_column=self.reward_column,
-                                    rewarded_share=hparams.get("rewarded_sequence_share", 0.0))
+                                    reward_column=self.reward_column, rewarded_share=hparams.rewarded_sequence_share)
             metrics.append({name: float(value) for name, value in self.agent.update(batch).items()})
             if self.updates % log_every == 0:
                 means = {name: float(np.mean([m[name] for m in metrics])) for name in metrics[0]}
