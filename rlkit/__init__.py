@@ -55,3 +55,38 @@ if not TF_LOGS:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # later C++ info lines (checkpoint sharding, ...)
     if "tensorflow" not in sys.modules:
         sys.meta_path.insert(0, _QuietTensorFlowImport())
+
+
+class _LeanKerasImport(importlib.abc.MetaPathFinder):
+    """Keras imports pandas and matplotlib.pyplot at its own import, where they are installed (they
+    are with rlkit's results and Ray extras), for DataFrame inputs and an image-gallery helper
+    rlkit never uses: about 1 s of every command's start on this project's 2-core machines
+    (scripts/bench_startup.py). While Keras loads they look absent, as Keras allows; afterwards
+    they import as usual. Already imported (by Ray, say), they are left alone."""
+
+    OPTIONAL = ("pandas", "matplotlib")
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "keras":
+            return None
+        sys.meta_path.remove(self)  # once
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def load_lean(module):
+            hidden = [name for name in self.OPTIONAL if name not in sys.modules]
+            for name in hidden:
+                sys.modules[name] = None  # "import pandas" raises ImportError
+            try:
+                load(module)
+            finally:
+                for name in hidden:
+                    del sys.modules[name]
+        spec.loader.exec_module = load_lean
+        return spec
+
+
+if "keras" not in sys.modules:
+    sys.meta_path.insert(0, _LeanKerasImport())
