@@ -230,8 +230,9 @@ class FrameStore:
             return dict(zip(names, values))
 
         def shuffled(pairs):
-            return tf.data.Dataset.from_tensor_slices(pairs).shuffle(len(pairs), seed=seed,
-                                                                     reshuffle_each_iteration=True)
+            return (tf.data.Dataset.from_tensor_slices(pairs)
+                    .shuffle(len(pairs), seed=seed, reshuffle_each_iteration=True))
+
         dataset = shuffled(starts)
         # A target frame i is predicted with the reward of step i - 1: window steps context-1 .. length-2.
         rewarded = starts[self._rewarded_between(starts, num_context_frames - 1, length - 2)] if rewarded_share else []
