@@ -16,39 +16,50 @@ __version__ = "0.1.0"
 TF_LOGS = os.environ.get("RLKIT_TF_LOGS", "") not in ("", "0")
 
 
-class _QuietTensorFlowImport(importlib.abc.MetaPathFinder):
-    """Silences TensorFlow's first import, whoever makes it and whenever: rlkit's commands that
-    need no TensorFlow (the hparams listing, collect, inspect, most mistakes) then start without
-    paying for it.
+class _FirstImport(importlib.abc.MetaPathFinder):
+    """Wraps the first import of module `NAME`, whoever makes it and whenever, in `load`; later
+    imports find the module loaded."""
 
-    TensorFlow's C++ start-up lines (CUDA probing, oneDNN and CPU-feature notices) are written
-    before its log level applies, so only the file descriptor can hold them back: stderr points
-    at /dev/null while TensorFlow loads and probes its devices. Python errors still show: stderr
-    is restored before any exception propagates."""
+    NAME = None
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != "tensorflow":
+        if fullname != self.NAME:
             return None
         sys.meta_path.remove(self)  # once
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec
         load = spec.loader.exec_module
-
-        def load_quietly(module):
-            saved = os.dup(2)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            sys.stderr.flush()
-            os.dup2(devnull, 2)
-            try:
-                load(module)
-                module.config.list_physical_devices()
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-                os.close(devnull)
-        spec.loader.exec_module = load_quietly
+        spec.loader.exec_module = lambda module: self.load(load, module)
         return spec
+
+    def load(self, load, module):
+        raise NotImplementedError
+
+
+class _QuietTensorFlowImport(_FirstImport):
+    """Silences TensorFlow's first import: rlkit's commands that need no TensorFlow (the hparams
+    listing, collect, inspect, most mistakes) then start without paying for it.
+
+    TensorFlow's C++ start-up lines (CUDA probing, oneDNN and CPU-feature notices) are written
+    before its log level applies, so only the file descriptor can hold them back: stderr points
+    at /dev/null while TensorFlow loads and probes its devices. Python errors still show: stderr
+    is restored before any exception propagates."""
+
+    NAME = "tensorflow"
+
+    def load(self, load, module):
+        saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        sys.stderr.flush()
+        os.dup2(devnull, 2)
+        try:
+            load(module)
+            module.config.list_physical_devices()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(devnull)
 
 
 if not TF_LOGS:
@@ -57,35 +68,25 @@ if not TF_LOGS:
         sys.meta_path.insert(0, _QuietTensorFlowImport())
 
 
-class _LeanKerasImport(importlib.abc.MetaPathFinder):
+class _LeanKerasImport(_FirstImport):
     """Keras imports pandas and matplotlib.pyplot at its own import, where they are installed (they
     are with rlkit's results and Ray extras), for DataFrame inputs and an image-gallery helper
     rlkit never uses: about 1 s of every command's start on this project's 2-core machines
     (scripts/bench_startup.py). While Keras loads they look absent, as Keras allows; afterwards
     they import as usual. Already imported (by Ray, say), they are left alone."""
 
+    NAME = "keras"
     OPTIONAL = ("pandas", "matplotlib")
 
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "keras":
-            return None
-        sys.meta_path.remove(self)  # once
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        load = spec.loader.exec_module
-
-        def load_lean(module):
-            hidden = [name for name in self.OPTIONAL if name not in sys.modules]
+    def load(self, load, module):
+        hidden = [name for name in self.OPTIONAL if name not in sys.modules]
+        for name in hidden:
+            sys.modules[name] = None  # "import pandas" raises ImportError
+        try:
+            load(module)
+        finally:
             for name in hidden:
-                sys.modules[name] = None  # "import pandas" raises ImportError
-            try:
-                load(module)
-            finally:
-                for name in hidden:
-                    del sys.modules[name]
-        spec.loader.exec_module = load_lean
-        return spec
+                del sys.modules[name]
 
 
 if "keras" not in sys.modules:
