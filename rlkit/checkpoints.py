@@ -1,4 +1,5 @@
-"""Restoring the newest whole checkpoint of a run, with one clear error when none fits.
+"""Saving a run's checkpoint whole, and restoring the newest whole one with one clear error
+when none fits.
 
 A kill during a save on a filesystem without atomic rename can leave the newest checkpoint's
 files truncated while the checkpoint state already names it; such a checkpoint is passed over
@@ -8,8 +9,13 @@ for the one before it, with a warning line, so that the run resumes a little fur
 import tensorflow as tf
 from absl import logging
 
-from rlkit.errors import UserError
+from rlkit.errors import UserError, signals_held
 
+
+def save(manager, number):
+    """`manager.save(checkpoint_number=number)`, with Ctrl-C and SIGTERM held until it is written."""
+    with signals_held():
+        return manager.save(checkpoint_number=number)
 
 
 def _is_damaged(error):

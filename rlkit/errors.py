@@ -6,6 +6,7 @@ that ran out of space (a full disk or quota, a read-only remount) into one line 
 could not be written; anything else is a bug and keeps its traceback.
 """
 
+import contextlib
 import difflib
 import errno
 import logging as std_logging
@@ -13,6 +14,7 @@ import os
 import re
 import signal
 import sys
+import threading
 
 from absl import app, logging
 
@@ -81,6 +83,29 @@ class Stopped(KeyboardInterrupt):
 
 def _raise_stopped(signum, frame):
     raise Stopped()
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Ctrl-C and SIGTERM wait until the block is done, then stop the command as they would have.
+
+    For TensorFlow's writes from Python (a checkpoint save): KeyboardInterrupt raised in the
+    middle of one can crash the interpreter (CI saw a segfault in the save counter's
+    assign_add) instead of unwinding, and a save let to end is one checkpoint more to resume
+    from. Signal handlers belong to the main thread; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: pending.append(signum))
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        if pending:
+            signal.raise_signal(pending[0])  # runs its handler now: KeyboardInterrupt or Stopped
 
 
 def _quiet_shutdown():

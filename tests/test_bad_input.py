@@ -22,7 +22,7 @@ import pytest
 
 import rlkit
 from conftest import assert_one_line_error, collect_random_pong, run_module
-from rlkit.errors import UserError
+from rlkit.errors import Stopped, UserError, signals_held
 from rlkit.hparams import create_hparams, registry
 from rlkit.hparams.checks import RULES, check_hparams
 from rlkit.hparams.hparam import HParams
@@ -231,6 +231,29 @@ def test_ctrl_c_and_sigterm_stop_with_one_line_and_the_run_resumes_and_it_is_qui
     stop_line = f"stopped by SIGTERM: rerun the same command to resume the run in {out}"
     assert not_rlkit_lines(stderr) == [stop_line], stderr[-3000:]
     assert not [name for name in files_of(out) if os.path.basename(name).startswith(".tmp")]
+
+
+@pytest.mark.parametrize("signum, stop", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Stopped)])
+def test_a_signal_during_a_checkpoint_save_stops_the_command_once_the_save_is_done(signum, stop):
+    # Handlers as a command has them (pytest-xdist's workers ignore SIGINT).
+    def raise_stopped(signum, frame):
+        raise Stopped()
+
+    handlers = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: raise_stopped}
+    previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
+    ran = []
+    try:
+        with pytest.raises(stop):
+            with signals_held():
+                os.kill(os.getpid(), signum)
+                time.sleep(0.05)  # long enough for the handler to run, as it would at once unheld
+                ran.append("the rest of the save")
+            ran.append("what follows the save")
+        assert ran == ["the rest of the save"]
+        assert all(signal.getsignal(number) is handler for number, handler in handlers.items())
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def test_tensorflow_logs_show_when_asked_for(tmp_path):

@@ -29,7 +29,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from rlkit.checkpoints import restore_latest
+from rlkit import checkpoints
 from rlkit.models.optimizers import world_model_optimizer
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
@@ -82,7 +82,7 @@ class Estimator:
         self.model.loss_and_metrics(features, self.global_step, training=False)
         self.optimizer.build(self.model.trainable_variables)
         self._restored = True
-        restored = restore_latest(self._checkpoint, self._manager, f"model {self.model_name!r}")
+        restored = checkpoints.restore_latest(self._checkpoint, self._manager, f"model {self.model_name!r}")
         if restored:
             logging.info("Restored %s at global step %d", restored, int(self.global_step))
             return True
@@ -132,7 +132,7 @@ class Estimator:
                 logging.info(progress.line(step, loss=means["loss"]))
                 window, start = [], time.monotonic()
             if step % self.save_checkpoints_steps == 0 or step == max_steps:
-                self._manager.save(checkpoint_number=step)
+                checkpoints.save(self._manager, step)
                 if after_checkpoint is not None:
                     after_checkpoint(step)
         return int(self.global_step)

@@ -92,7 +92,7 @@ class Dreamer:
     def __init__(self, hparams, output_dir, env, seed):
         import tensorflow as tf
 
-        from rlkit.checkpoints import restore_latest
+        from rlkit import checkpoints
         from rlkit.rl.learners.dreamer import DreamerAgent
 
         self.hparams, self.output_dir = hparams, output_dir
@@ -109,7 +109,7 @@ class Dreamer:
         self.checkpoint = tf.train.Checkpoint(**self.agent.checkpointables())
         self.manager = tf.train.CheckpointManager(self.checkpoint, self.model_dir,
                                                   max_to_keep=hparams.world_model.keep_checkpoints)
-        restored = restore_latest(self.checkpoint, self.manager, "the Dreamer agent")
+        restored = checkpoints.restore_latest(self.checkpoint, self.manager, "the Dreamer agent")
         if restored:
             logging.info("Resumed from %s at %d gradient steps", restored, int(self.agent.updates))
         self.train_writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "train"))
@@ -136,7 +136,9 @@ class Dreamer:
         return int(self.agent.updates)
 
     def save(self):
-        self.manager.save(checkpoint_number=self.updates)
+        from rlkit import checkpoints
+
+        checkpoints.save(self.manager, self.updates)
 
     def export(self):
         from rlkit.rl.learners.policy_export import export_policy

@@ -32,7 +32,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     import keras
     import tensorflow as tf
 
-    from rlkit.checkpoints import restore_latest
+    from rlkit import checkpoints
     from rlkit.data_generators.batch_env import FrameStack
     from rlkit.data_generators.make_env import make_batch_env
     from rlkit.data_generators.replay import ReplayMemory
@@ -57,7 +57,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
                                      **learner.checkpointables())
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, "checkpoints"),
                                          max_to_keep=hparams.keep_checkpoints)
-    restored = restore_latest(checkpoint, manager, f"the {hparams.base_algo} learner", added_later=["evaluated_steps"])
+    restored = checkpoints.restore_latest(checkpoint, manager, f"the {hparams.base_algo} learner", added_later=["evaluated_steps"])
     if restored:
         logging.info("Resumed from %s at iteration %d, %d env steps", restored, int(iterations), int(env_steps))
     cli.write_operative_config(output_dir)
@@ -81,7 +81,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
             on_evaluation(int(env_steps), evaluation.main_return(results))
 
     def save_checkpoint():
-        manager.save(checkpoint_number=int(env_steps) if learner.off_policy else int(iterations))
+        checkpoints.save(manager, int(env_steps) if learner.off_policy else int(iterations))
 
     # The env steps after which the last evaluation comes: on-policy runs take whole iterations.
     final_steps = (hparams.num_env_steps if learner.off_policy else

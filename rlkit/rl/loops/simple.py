@@ -99,7 +99,7 @@ class PolicyTrainer:
     def __init__(self, hparams, env, policy_dir, seed):
         import tensorflow as tf
 
-        from rlkit.checkpoints import restore_latest
+        from rlkit import checkpoints
 
         self.hparams = hparams
         self.policy_dir = policy_dir
@@ -116,7 +116,7 @@ class PolicyTrainer:
                                               **self.learner.checkpointables())
         self.manager = tf.train.CheckpointManager(self.checkpoint, os.path.join(policy_dir, "checkpoints"),
                                                   max_to_keep=hparams.keep_checkpoints)
-        if restore_latest(self.checkpoint, self.manager, f"the {hparams.base_algo} learner"):
+        if checkpoints.restore_latest(self.checkpoint, self.manager, f"the {hparams.base_algo} learner"):
             logging.info("Policy resumed at iteration %d (%d simulated steps)", int(self.iteration),
                          int(self.simulated_steps))
 
@@ -125,9 +125,11 @@ class PolicyTrainer:
         return tf.summary.create_file_writer(os.path.join(self.policy_dir, name))
 
     def save(self):
+        from rlkit import checkpoints
+
         # Numbered by iterations for PPO, by simulated steps for off-policy learners.
         number = int(self.simulated_steps) if self.learner.off_policy else int(self.iteration)
-        self.manager.save(checkpoint_number=number + int(self.real_iterations))
+        checkpoints.save(self.manager, number + int(self.real_iterations))
 
     def export_path(self, epoch):
         return os.path.join(self.policy_dir, f"epoch_{epoch}")
