@@ -1,7 +1,6 @@
 """DQN and its replay: numerical checks against plain numpy, the commands end to end, learning
 on CartPole, and a killed run resuming with its replay."""
 
-import glob
 import json
 import os
 import signal
@@ -231,16 +230,20 @@ def test_killed_dqn_run_resumes_with_its_replay_and_step_count(cli, tmp_path):
     out = str(tmp_path / "run")
     process = subprocess.Popen([sys.executable, "-m", TRAINER, *args, f"--output_dir={out}"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def newest_whole_checkpoint():
+        # The one the checkpoint state names: a kill during a save can leave a newer .index without it.
+        path = tf.train.latest_checkpoint(os.path.join(out, "checkpoints"))
+        return int(path.split("ckpt-")[1]) if path else 0
+
     deadline = time.time() + 120
-    while time.time() < deadline and len(glob.glob(os.path.join(out, "checkpoints", "ckpt-*.index"))) < 2:
+    while time.time() < deadline and newest_whole_checkpoint() < 400:  # the second checkpoint
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait()
     replay_dir = os.path.join(out, "replay")
     stored = storage.stored_steps(replay_dir, 0)
-    # The newest whole checkpoint: the one the checkpoint state names (a kill during a save can
-    # leave a newer .index without it).
-    killed_at = int(tf.train.latest_checkpoint(os.path.join(out, "checkpoints")).split("ckpt-")[1])
+    killed_at = newest_whole_checkpoint()
     assert 400 <= killed_at < 1600 and stored >= killed_at
     whole = len(FrameStore(replay_dir).transition_indices())
 
