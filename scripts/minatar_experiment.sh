@@ -14,7 +14,10 @@
 # and PPO@100K rows, ONLY=simple the SimPLe rows, ONLY=dreamer the DreamerV2 rows (dreamer_v2_minatar,
 # 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the
 # full script runs last; ONLY=dreamer_1m the DreamerV2 runs at 1M real steps on Breakout and Space
-# Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; about 10 hours each here, so only when asked for).
+# Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; about 10 hours each here, so only when asked for);
+# ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
+# DreamerV2's: --hparams=rewarded_sequence_share=0.5) on the games whose rewards its replay
+# rarely holds, Asterix and Freeway (3 seeds, RUNS/GAME/dreamer_rewarded_100k_sS).
 # SimPLe rows: rlmb_minatar (SimPLe's world model, RUNS/GAME/simple_100k_sS) on Freeway, whose
 # episodes do not end early, and rlmb_minatar_ends (the world model also predicts episode ends,
 # simple_ends_100k_sS) on the four games that end at the first lost life, which SimPLe's model
@@ -35,6 +38,7 @@ seeds() {  # seeds METHOD GAME: the seed list of one method on one game
     simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dreamer) default="0 1 2" ;;
     dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
+    dreamer_rewarded) default=""; case $game in asterix|freeway) default="0 1 2" ;; esac ;;
   esac
   echo "${!var:-$default}"
 }
@@ -70,6 +74,15 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
     for seed in $(seeds dreamer "$game"); do
       $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$runs/$game/dreamer_100k_s$seed"
+    done
+  done
+fi
+if [ "${ONLY:-}" = dreamer_rewarded ]; then
+  for game in "${games[@]}"; do
+    for seed in $(seeds dreamer_rewarded "$game"); do
+      $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar \
+        --hparams="game=minatar/$game,rewarded_sequence_share=0.5" --seed="$seed" \
+        --output_dir="$runs/$game/dreamer_rewarded_100k_s$seed"
     done
   done
 fi
