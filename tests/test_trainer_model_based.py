@@ -231,9 +231,10 @@ def test_check_rewards_reports_the_world_models_rewards_on_a_runs_data(tiny_run)
     assert lines[4].startswith("policy entropy inside the world model: "), lines
 
 
-def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_with_each_reward(tiny_run):
-    """rlkit/rl/analysis/check_simulated_reward.py on the tiny loop run: a line per kind of simulated
-    reward, the expected one handing out non-zero rewards on every rollout."""
+def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_with_each_variant(tiny_run):
+    """rlkit/rl/analysis/check_simulated_reward.py on the tiny loop run: a line per variant of the
+    policy stage (by default each kind of simulated reward, the expected one handing out non-zero
+    rewards on every rollout); a variant that is no valid override gets one line before any training."""
     run_dir, _ = tiny_run
     result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.check_simulated_reward",
                              f"--run={run_dir}", "--iterations=2", "--seeds=0"],
@@ -246,6 +247,15 @@ def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_wit
     assert expected.startswith("simulated_reward=expected seed 0: rollouts with a reward 1.000, "), expected
     for line in (likeliest, expected):
         assert "real returns temperature " in line, line
+
+    shorter = "ppo.rollout_length=4,simulated_num_envs=8"
+    result = run_module("rlkit.rl.analysis.check_simulated_reward", f"--run={run_dir}", "--iterations=1", "--seeds=0",
+                        f"--variants={shorter};ppo.rollout_lenght=4")
+    assert_one_line_error(result, "rollout_lenght", "did you mean 'ppo.rollout_length'")
+    result = run_module("rlkit.rl.analysis.check_simulated_reward", f"--run={run_dir}", "--iterations=1", "--seeds=0",
+                        f"--variants={shorter}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[1].startswith(f"{shorter} seed 0: rollouts with a reward "), result.stdout
 
 
 def test_results_script_archives_a_loop_run_and_tables_its_epochs(tiny_run, tmp_path):

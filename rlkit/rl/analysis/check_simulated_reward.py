@@ -1,15 +1,18 @@
-"""Does PPO learn more inside a SimPLe run's world model from the reward head's mean than from
-its likeliest class (`simulated_reward=expected` against SimPLe's `likeliest`)?
+"""Does PPO learn more inside a SimPLe run's world model with its policy stage changed: from the
+reward head's mean rather than its likeliest class (`simulated_reward=expected` against SimPLe's
+`likeliest`, the default comparison), or from shorter simulated rollouts, say?
 
     python -m rlkit.rl.analysis.check_simulated_reward --run=RUN [--iterations=250] [--seeds=0,1]
+        [--variants="simulated_reward=likeliest;simulated_reward=expected"] [--wm_dir=WM]
 
-RUN is a trainer_model_based output dir. For each kind of simulated reward and each seed, a
-fresh learner of the run's set trains --iterations PPO iterations inside the run's newest world
-model, its rollouts started from the run's stored real frames as the loop starts them, and is
-then evaluated on the real env with the run's evaluation protocol. The world model and the data
-stay fixed, so this is one epoch of the loop's policy stage with only the reward changed.
-Printed per kind and seed: the share of training rollouts with any reward and their mean reward,
-the policy's entropy at the end, and the real evaluation returns at each temperature.
+RUN is a trainer_model_based output dir. For each variant (overrides of the run's hparams,
+';' between variants) and each seed, a fresh learner trains --iterations PPO iterations inside
+the run's newest world model (or WM's, trained apart on the run's data), its rollouts started
+from the run's stored real frames as the loop starts them, and is then evaluated on the real env
+with the run's evaluation protocol. The world model and the data stay fixed, so this is one
+epoch of the loop's policy stage with only the variant's hparams changed. Printed per variant
+and seed: the share of training rollouts with any reward and their mean reward, the policy's
+entropy at the end, and the real evaluation returns at each temperature.
 """
 
 import tempfile
@@ -21,6 +24,7 @@ from absl import flags
 
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.errors import UserError, run_command
+from rlkit.hparams.registry import apply_overrides
 from rlkit.rl.experiments.curves import read_scalar
 from rlkit.rl.learners.learner import build_learner
 from rlkit.rl.loops import evaluation
@@ -30,14 +34,14 @@ from rlkit.rl.loops.simulated_env import SIMULATED_REWARDS, SimulatedBatchEnv
 from rlkit.rl.loops.world_model_training import load_loop_run
 
 
-def train_and_evaluate(hparams, model, store, action_space, meanings, reward, iterations, seed):
+def train_and_evaluate(hparams, model, store, action_space, meanings, iterations, seed):
     """(training rollouts' rewards [iterations], the last entropy, {eval cell: mean return})."""
     keras.utils.set_random_seed(seed)
     env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, action_space, meanings,
-                            hparams.simulated_temperature, reward=reward)
+                            hparams.simulated_temperature, reward=hparams.simulated_reward)
     learner = build_learner(hparams, env.observation_space, action_space, seed)
     done_iterations, steps = tf.Variable(0, dtype=tf.int64), tf.Variable(0, dtype=tf.int64)
-    log_dir = tempfile.mkdtemp(prefix=f"check_simulated_reward_{reward}_")
+    log_dir = tempfile.mkdtemp(prefix="check_simulated_reward_")
     writer = tf.summary.create_file_writer(log_dir)
     # The learning rate as in the loop's first epoch: its schedule runs over the whole run.
     total = simulated_iterations_target(hparams, hparams.epochs - 1)
@@ -59,6 +63,9 @@ def define_flags():
     flags.DEFINE_string("run", None, "a trainer_model_based output dir")
     flags.DEFINE_integer("iterations", 250, "PPO iterations inside the world model")
     flags.DEFINE_string("seeds", "0,1", "comma-separated seeds of the PPO runs inside the world model")
+    flags.DEFINE_string("variants", ";".join(f"simulated_reward={reward}" for reward in SIMULATED_REWARDS),
+                        "';'-separated variants, each overrides of the run's hparams ('name=value,...')")
+    flags.DEFINE_string("wm_dir", None, "a world model trained apart on the run's data, instead of the run's own")
 
 
 FLAGS = flags.FLAGS
@@ -69,18 +76,21 @@ def main(argv):
     if not FLAGS.run:
         raise UserError("--run is required: " + FLAGS["run"].help)
 
-    hparams, action_space, meanings, model, store = load_loop_run(FLAGS.run)
+    hparams, action_space, meanings, model, store = load_loop_run(FLAGS.run, wm_dir=FLAGS.wm_dir)
+    variants = [variant.strip() for variant in FLAGS.variants.split(";") if variant.strip()]
+    variant_hparams = [apply_overrides(hparams.copy(), variant) for variant in variants]  # all checked first
     rows = []
-    for reward in SIMULATED_REWARDS:
+    for variant, overridden in zip(variants, variant_hparams):
         for seed in (int(s) for s in FLAGS.seeds.split(",")):
-            rollout_rewards, entropy, returns = train_and_evaluate(hparams, model, store, action_space, meanings,
-                                                                   reward, FLAGS.iterations, seed)
-            rows.append((reward, seed, rollout_rewards, entropy, returns))
+            rollout_rewards, entropy, returns = train_and_evaluate(overridden, model, store, action_space, meanings,
+                                                                   FLAGS.iterations, seed)
+            rows.append((variant, seed, rollout_rewards, entropy, returns))
     print(f"{FLAGS.run}: {FLAGS.iterations} PPO iterations of {hparams.simulated_num_envs} x "
-          f"{hparams.ppo.rollout_length} steps inside its world model, then the real env")
-    for reward, seed, rollout_rewards, entropy, returns in rows:
+          f"{hparams.ppo.rollout_length} steps (unless a variant says otherwise) inside its world model, "
+          "then the real env")
+    for variant, seed, rollout_rewards, entropy, returns in rows:
         cells = ", ".join(f"{label}: {value:.2f}" for label, value in returns.items())
-        print(f"simulated_reward={reward} seed {seed}: rollouts with a reward {np.mean(rollout_rewards != 0):.3f}, "
+        print(f"{variant} seed {seed}: rollouts with a reward {np.mean(rollout_rewards != 0):.3f}, "
               f"mean reward per rollout {np.mean(rollout_rewards):.3f}; final entropy {entropy:.2f}; real returns "
               f"{cells}")
 
