@@ -57,7 +57,8 @@ def train(hparams, output_dir, seed, on_evaluation=None):
                                      **learner.checkpointables())
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, "checkpoints"),
                                          max_to_keep=hparams.keep_checkpoints)
-    restored = checkpoints.restore_latest(checkpoint, manager, f"the {hparams.base_algo} learner", added_later=["evaluated_steps"])
+    restored = checkpoints.restore_latest(checkpoint, manager, f"the {hparams.base_algo} learner",
+                                          added_later=["evaluated_steps"])
     if restored:
         logging.info("Resumed from %s at iteration %d, %d env steps", restored, int(iterations), int(env_steps))
     cli.write_operative_config(output_dir)
