@@ -18,19 +18,32 @@ TF_LOGS = os.environ.get("RLKIT_TF_LOGS", "") not in ("", "0")
 
 class _FirstImport(importlib.abc.MetaPathFinder):
     """Wraps the first import of module `NAME`, whoever makes it and whenever, in `load`; later
-    imports find the module loaded."""
+    imports find the module loaded.
+
+    The finder stays in place until the module loads, not just until it is first looked up:
+    TensorFlow looks Keras up (importlib.util.find_spec, for its module paths) before it imports
+    it, and a finder gone at the lookup would miss the import."""
 
     NAME = None
 
     def find_spec(self, fullname, path, target=None):
         if fullname != self.NAME:
             return None
-        sys.meta_path.remove(self)  # once
-        spec = importlib.util.find_spec(fullname)
+        sys.meta_path.remove(self)  # the lookup below must not come back here
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            sys.meta_path.insert(0, self)
         if spec is None or spec.loader is None:
             return spec
         load = spec.loader.exec_module
-        spec.loader.exec_module = lambda module: self.load(load, module)
+
+        def exec_module(module):
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)  # loaded once
+            self.load(load, module)
+
+        spec.loader.exec_module = exec_module
         return spec
 
     def load(self, load, module):
