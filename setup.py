@@ -10,8 +10,6 @@ setup(
     python_requires=">=3.10",
     install_requires=[
         "tensorflow>=2.18",
-        "tensorflow-probability>=0.25",
-        "tf-keras>=2.18",  # tensorflow-probability imports it
         "tensorboard>=2.18",
         "gymnasium>=1.1",  # AutoresetMode.SAME_STEP
         "ale-py>=0.11.2",  # ships the Atari ROMs and the native AtariVectorEnv

@@ -63,13 +63,21 @@ def test_ppo_loss_gradient_vanishes_outside_the_clip_range():
     assert float(tape.gradient(loss, log_probs)[0]) == 0.0
 
 
-def test_policy_distributions():
-    categorical = policy_distribution(tf.constant([[0.0, 2.0, 0.0]]), discrete=True)
-    assert categorical.sample().shape == (1,)
+def test_policy_distributions_against_numpy_on_hand_values():
+    logits = np.array([[0.0, 2.0, 0.0], [1.0, -1.0, 3.0]], np.float32)
+    probs = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    categorical = policy_distribution(tf.constant(logits), discrete=True)
+    np.testing.assert_allclose(categorical.log_prob(tf.constant([1, 0])).numpy(),
+                               np.log([probs[0, 1], probs[1, 0]]), rtol=1e-5)
+    np.testing.assert_allclose(categorical.entropy().numpy(), -(probs * np.log(probs)).sum(-1), rtol=1e-5)
+
+    # Means 0.5 and -1, standard deviations 1 and 2: a product of two normal densities.
     gaussian = policy_distribution(tf.constant([[0.5, -1.0, 0.0, np.log(2.0)]]), discrete=False)
-    np.testing.assert_allclose(gaussian.mean().numpy(), [[0.5, -1.0]])
-    np.testing.assert_allclose(gaussian.stddev().numpy(), [[1.0, 2.0]], rtol=1e-6)
-    assert gaussian.log_prob(tf.zeros([1, 2])).shape == (1,)
+    x, mean, std = np.array([0.0, 1.0]), np.array([0.5, -1.0]), np.array([1.0, 2.0])
+    density = np.prod(np.exp(-0.5 * ((x - mean) / std) ** 2) / (std * np.sqrt(2 * np.pi)))
+    np.testing.assert_allclose(gaussian.log_prob(tf.constant([x], tf.float32)).numpy(), [np.log(density)], rtol=1e-5)
+    np.testing.assert_allclose(gaussian.entropy().numpy(), [np.sum(0.5 * np.log(2 * np.pi * np.e * std ** 2))],
+                               rtol=1e-5)
 
 
 def test_learning_rate_schedules():

@@ -11,26 +11,55 @@ acts with plain TensorFlow, no rlkit needed:
 Atari); temperature 0 acts greedily, 1 samples from the policy.
 """
 
+import math
 import os
 import re
 import shutil
 
 import gymnasium as gym
 import tensorflow as tf
-import tensorflow_probability as tfp
 
 from rlkit.errors import UserError
 
-tfd = tfp.distributions
+
+class Categorical:
+    """A categorical distribution over the last axis of `logits`."""
+
+    def __init__(self, logits):
+        self.logits = logits
+
+    def log_prob(self, actions):
+        return -tf.nn.sparse_softmax_cross_entropy_with_logits(labels=actions, logits=self.logits)
+
+    def entropy(self):
+        log_probs = tf.nn.log_softmax(self.logits)
+        return -tf.reduce_sum(tf.exp(log_probs) * log_probs, axis=-1)
 
 
+class DiagonalGaussian:
+    """Independent normals over the last axis, their log-densities and entropies summed over it."""
+
+    def __init__(self, mean, log_std):
+        self.mean, self.log_std = mean, log_std
+
+    def log_prob(self, actions):
+        z = (actions - self.mean) * tf.exp(-self.log_std)
+        return tf.reduce_sum(-0.5 * tf.square(z) - self.log_std - 0.5 * math.log(2 * math.pi), axis=-1)
+
+    def entropy(self):
+        return tf.reduce_sum(self.log_std + 0.5 * math.log(2 * math.pi * math.e), axis=-1)
+
+
+# Written here rather than taken from tensorflow-probability: these few lines are all the learners
+# need, and importing tensorflow-probability (with the tf-keras it loads) cost every command and
+# every test process 1.3 s of its start.
 def policy_distribution(params, discrete):
     """Categorical over logits for discrete actions; for continuous ones a diagonal Gaussian whose
     mean and log standard deviation are the two halves of `params`."""
     if discrete:
-        return tfd.Categorical(logits=params)
+        return Categorical(params)
     mean, log_std = tf.split(params, 2, axis=-1)
-    return tfd.Independent(tfd.Normal(mean, tf.exp(log_std)), reinterpreted_batch_ndims=1)
+    return DiagonalGaussian(mean, log_std)
 
 
 def sample_actions(params, discrete, temperature, seed):
