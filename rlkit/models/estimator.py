@@ -93,7 +93,7 @@ class Estimator:
         whether there was one (for inference outside `train`, `evaluate` and `predict`)."""
         return self._build_and_restore(example_features)
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def _train_step(self, features):
         with tf.GradientTape() as tape:
             loss, metrics = self.model.loss_and_metrics(features, self.global_step, training=True)
@@ -104,7 +104,7 @@ class Estimator:
         self.global_step.assign_add(1)
         return dict(metrics, loss=loss)
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def _eval_step(self, features):
         loss, metrics = self.model.loss_and_metrics(features, self.global_step, training=False)
         return dict(metrics, loss=loss)

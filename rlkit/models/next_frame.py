@@ -323,7 +323,7 @@ class NextFrameBasicDeterministic(keras.Model):
             loss += warm_up_loss
         return loss, metrics
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def start_state(self, history, history_actions, temperature=1.0):
         """The recurrent state for the step after history [B, k, H, W, C] uint8; history_actions
         [B, k-1]: the actions taken on its frames. A deterministic model ignores the temperature."""
@@ -334,7 +334,7 @@ class NextFrameBasicDeterministic(keras.Model):
     def end_keys(self):
         return {"end_loss", "end_accuracy"} if self.predicts_ends else set()
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def next_frame(self, history, actions, state, temperature=1.0):
         """One step: history [B, k, H, W, C] uint8, actions [B] and the recurrent state (from
         `start_state`) -> the most likely next frames [B, H, W, C] uint8, rewards [B] in
@@ -342,7 +342,7 @@ class NextFrameBasicDeterministic(keras.Model):
         frames, rewards, _, state = self.next_frame_and_end(history, actions, state, temperature)
         return frames, rewards, state
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def next_frame_and_end(self, history, actions, state, temperature=1.0, expected_reward=False):
         """`next_frame`, and also ends [B] bool: whether each predicted frame is its episode's
         last (always False for a model without predict_episode_ends). With expected_reward
@@ -354,7 +354,7 @@ class NextFrameBasicDeterministic(keras.Model):
             rewards = expected_rewards(reward_logits)
         return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def reward_probabilities(self, history, actions, state, temperature=1.0):
         """The reward head's distribution [B, 3] over rewards -1, 0, 1 for the step `next_frame`
         takes (for diagnostics: how sure the model is, not only its likeliest reward)."""

@@ -256,7 +256,7 @@ class NextFrameStochasticDiscrete(keras.Model):
     def initial_state(self, batch_size):
         return self.frame_model.initial_state(batch_size)
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def start_state(self, history, history_actions, temperature=1.0):
         """The recurrent state for the step after history [B, k, H, W, C] uint8; history_actions
         [B, k-1]: the actions taken on its frames. Warm-up bits come from the prior at `temperature`."""
@@ -270,7 +270,7 @@ class NextFrameStochasticDiscrete(keras.Model):
     def predicts_ends(self):
         return self.frame_model.predicts_ends
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def next_frame(self, history, actions, state, temperature=1.0):
         """The simulated env's step with bits sampled from the prior at `temperature`: history
         [B, k, H, W, C] uint8, actions [B], the recurrent state -> next frames [B, H, W, C]
@@ -278,7 +278,7 @@ class NextFrameStochasticDiscrete(keras.Model):
         frames, rewards, _, state = self.next_frame_and_end(history, actions, state, temperature)
         return frames, rewards, state
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def next_frame_and_end(self, history, actions, state, temperature=1.0, expected_reward=False):
         """`next_frame`, and also ends [B] bool: whether each predicted frame is its episode's
         last (always False for a model without predict_episode_ends). With expected_reward
@@ -291,7 +291,7 @@ class NextFrameStochasticDiscrete(keras.Model):
             rewards = expected_rewards(reward_logits)
         return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def reward_probabilities(self, history, actions, state, temperature=1.0):
         """The reward head's distribution [B, 3] over rewards -1, 0, 1 for the step `next_frame`
         takes, with bits from the prior at `temperature` (0: the likeliest, as next_frame's)."""

@@ -154,7 +154,7 @@ class DreamerAgent:
             features.append(self.world_model.features(state))
         return tf.stack(features), tf.stack(log_probs), tf.stack(entropies)
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def update(self, batch):
         """One gradient step of the world model, the actor and the critic; returns their metrics."""
         hp = self.hparams
@@ -190,9 +190,13 @@ class DreamerAgent:
         self.critic_optimizer.apply_gradients(zip(critic_tape.gradient(critic, self.critic.trainable_variables),
                                                   self.critic.trainable_variables))
         self.updates.assign_add(1)
-        if self.updates % hp.target_update_period == 0:  # the slow critic: a hard copy
+
+        def copy_critic():  # the slow critic: a hard copy
             for target, online in zip(self.target_critic.variables, self.critic.variables):
                 target.assign(online)
+            return tf.constant(True)
+
+        tf.cond(self.updates % hp.target_update_period == 0, copy_critic, lambda: tf.constant(False))
         return dict(metrics, model_loss=loss, **actor_metrics, **critic_metrics)
 
     def act(self, observation, temperature=1.0):

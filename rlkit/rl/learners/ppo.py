@@ -77,7 +77,7 @@ class PPOLearner(ActorCriticLearner):
         """What a checkpoint must hold to continue training."""
         return dict(network=self.network, optimizer=self.optimizer, policy_rng=self.policy.rng, rng=self.rng)
 
-    @tf.function
+    @tf.function(autograph=False)
     def _train_step(self, observations, actions, old_log_probs, advantages, returns):
         hparams = self.hparams
         with tf.GradientTape() as tape:
