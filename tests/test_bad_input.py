@@ -266,7 +266,7 @@ def test_tensorflow_logs_show_when_asked_for(tmp_path):
 
 def test_tensorflow_and_keras_load_without_pandas_matplotlib_or_scipy():
     """What TensorFlow and Keras import only where installed stays out of every command's start
-    (~1.7 s here). Keras is imported inside TensorFlow's import, after TensorFlow has looked it
+    (~1.5 s here). Keras is imported inside TensorFlow's import, after TensorFlow has looked it
     up: rlkit's lean Keras import must outlast that lookup (until 2026-11-26 it did not)."""
     for name in ("pandas", "matplotlib", "scipy"):
         pytest.importorskip(name)
