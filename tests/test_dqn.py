@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
+from rlkit.data_generators.make_env import frame_shape
 from rlkit.data_generators.replay import ReplayMemory, SumTree
 from rlkit.hparams import create_hparams
 from rlkit.rl.learners.dqn import dqn_loss, epsilon_at, q_learning_targets
@@ -322,8 +323,9 @@ def test_rlmb_dqn_tiny_trains_dqn_inside_the_world_model(cli, tmp_path):
     assert shard["dones"][:, 4::5].all()  # every 5th step a restart: a cut, not an end
     # The evaluator and the player's policy takeover load it as any policy.
     from rlkit.rl.learners.policy_export import find_policies, load_policy
-    act = load_policy(find_policies(os.path.join(out, "policy"), all_epochs=False)[-1][1], (4, 105, 80, 3))
-    assert act(np.zeros((2, 4, 105, 80, 3), np.uint8), 1.0).shape == (2,)
+    stacked_frames = (4,) + frame_shape(create_hparams("rlmb_dqn_tiny"))
+    act = load_policy(find_policies(os.path.join(out, "policy"), all_epochs=False)[-1][1], stacked_frames)
+    assert act(np.zeros((2,) + stacked_frames, np.uint8), 1.0).shape == (2,)
 
 
 

@@ -8,14 +8,18 @@ import pytest
 
 from conftest import assert_one_line_error, run_module
 from rlkit.data_generators.atari import AtariBatchEnv
+from rlkit.data_generators.make_env import frame_shape
 from rlkit.hparams import create_hparams
 from rlkit.rl.experiments.play import Player, action_for, play
 from rlkit.rl.learners.policy_export import find_policies, load_policy
 from rlkit.rl.loops.world_model_training import load_world_model
+from rlkit.video import display_frame
 
 PLAYER = "rlkit.rl.player"
 ZOOM = 2
-COLUMN_WIDTH, COLUMN_HEIGHT = 80 * ZOOM, (105 + 14) * ZOOM  # a frame under its header
+FRAME_SHAPE = frame_shape(create_hparams("rlmb_tiny"))  # the session run's Pong frames
+SHOWN_HEIGHT, SHOWN_WIDTH, _ = display_frame(np.zeros(FRAME_SHAPE, np.uint8)).shape  # small frames enlarged
+COLUMN_WIDTH, COLUMN_HEIGHT = SHOWN_WIDTH * ZOOM, (SHOWN_HEIGHT + 14) * ZOOM  # a frame under its header
 GAP = 2 * ZOOM  # between columns
 STATUS_HEIGHT = 2 * 14 * ZOOM
 THREE_COLUMNS = 3 * COLUMN_WIDTH + 2 * GAP
@@ -28,7 +32,7 @@ def hparams():
 
 @pytest.fixture(scope="module")
 def world_model(rlmb_tiny_run, hparams):
-    return load_world_model(hparams.world_model, os.path.join(rlmb_tiny_run[0], "world_model"), (105, 80, 3), 6, 256)
+    return load_world_model(hparams.world_model, os.path.join(rlmb_tiny_run[0], "world_model"), FRAME_SHAPE, 6, 256)
 
 
 @pytest.fixture(autouse=True)
@@ -89,7 +93,7 @@ def test_window_shows_three_columns_and_x_resynchronises(world_model, hparams, t
 
 def test_real_time_mode_and_policy_control(world_model, hparams, rlmb_tiny_run):
     policy_dir = find_policies(os.path.join(rlmb_tiny_run[0], "policy"), all_epochs=False)[-1][1]
-    policy = load_policy(policy_dir, (4, 105, 80, 3))
+    policy = load_policy(policy_dir, (4,) + FRAME_SHAPE)
     player = Player("sim_and_real", hparams, world_model, policy=policy, zoom=ZOOM)
     post_keys(pygame.K_c)  # real time: a step every frame
     play(player, fps=1000, max_frames=4)

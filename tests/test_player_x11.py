@@ -14,9 +14,16 @@ import time
 import numpy as np
 import pytest
 
+from rlkit.data_generators.make_env import frame_shape
+from rlkit.hparams import create_hparams
+from rlkit.video import display_frame
+
 TOOLS = ("Xvfb", "xdotool", "xwininfo")
 ZOOM = 2
-COLUMN_WIDTH, COLUMN_HEIGHT, GAP, HEADER = 80 * ZOOM, (105 + 14) * ZOOM, 2 * ZOOM, 14 * ZOOM
+FRAME_SHAPE = frame_shape(create_hparams("rlmb_tiny"))  # the session run's Pong frames
+SHOWN_HEIGHT, SHOWN_WIDTH, _ = display_frame(np.zeros(FRAME_SHAPE, np.uint8)).shape  # small frames enlarged
+COLUMN_WIDTH, COLUMN_HEIGHT = SHOWN_WIDTH * ZOOM, (SHOWN_HEIGHT + 14) * ZOOM
+GAP, HEADER = 2 * ZOOM, 14 * ZOOM
 
 
 @pytest.fixture
