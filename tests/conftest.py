@@ -44,15 +44,20 @@ def cli():
     return run_module
 
 
-def collect_random_pong(data_dir, num_steps, num_envs=2, seed=0):
-    """Writes `num_steps` steps of real Pong with random actions as one shard of epoch 0."""
+# Pong at half SimPLe's 105x80: the world models' unit tests train on it (their cost grows with
+# the pixels: a 256-way softmax per pixel channel), as rlmb_tiny does.
+SMALL_PONG_FRAME = (52, 40, 3)
+
+
+def collect_random_pong(data_dir, num_steps, num_envs=2, seed=0, frame_shape=(105, 80, 3)):
+    """Writes `num_steps` steps of real Pong of `frame_shape` with random actions as one shard of epoch 0."""
     import numpy as np
 
     from rlkit.data_generators import storage
     from rlkit.data_generators.atari import AtariBatchEnv
 
     rng = np.random.default_rng(seed)
-    with AtariBatchEnv("pong", num_envs) as env:
+    with AtariBatchEnv("pong", num_envs, frame_height=frame_shape[0], frame_width=frame_shape[1]) as env:
         writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=num_envs)
         observation = env.reset(seed=seed)
         for _ in range(num_steps):

@@ -87,6 +87,30 @@ def test_same_seed_same_frames():
     np.testing.assert_array_equal(run(3), run(3))
 
 
+@pytest.mark.parametrize("env_set", ["env_atari", "env_minatar", "env_cartpole"])
+def test_a_reset_with_a_seed_plays_as_a_fresh_env(env_set):
+    """What evaluation relies on when its temperatures share one env: reset(seed) on an env that
+    has played (and stopped mid-episode) starts exactly as a new env would (no-ops and sticky
+    actions included)."""
+    hparams = create_hparams(env_set)
+
+    def play(env, seed):
+        rng = np.random.default_rng(seed)
+        frames = [env.reset(seed=seed)]
+        for _ in range(40):
+            step = env.step(random_actions(env, rng))
+            frames.append(step.observation)
+        return np.stack(frames), step.episode_return, step.episode_length
+
+    with make_batch_env(hparams, 2) as fresh:
+        expected = play(fresh, 3)
+    with make_batch_env(hparams, 2) as used:
+        play(used, 5)
+        again = play(used, 3)
+    for want, got in zip(expected, again):
+        np.testing.assert_array_equal(want, got)
+
+
 def test_rewards_are_clipped_for_learning_and_kept_raw_for_reporting():
     rng = np.random.default_rng(0)
     with AtariBatchEnv("space_invaders", 4, max_num_noops=0) as env:

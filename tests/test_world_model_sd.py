@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import collect_random_pong
+from conftest import SMALL_PONG_FRAME, collect_random_pong
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.hparams import create_hparams
 from rlkit.models.estimator import Estimator
@@ -18,14 +18,14 @@ TINY = "next_frame_basic_stochastic_discrete_tiny"
 def pong_windows(tmp_path_factory):
     """A batch of 2 windows (4 context + 2 target frames) of real Pong."""
     data_dir = str(tmp_path_factory.mktemp("pong") / "data")
-    collect_random_pong(data_dir, 60)
+    collect_random_pong(data_dir, 60, frame_shape=SMALL_PONG_FRAME)
     return next(iter(FrameStore(data_dir).window_dataset(4, 2, seed=0).skip(30).batch(2)))
 
 
 def build(overrides=""):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(TINY, overrides)
-    return get_model(hparams.model)(hparams, (105, 80, 3), 6), hparams
+    return get_model(hparams.model)(hparams, SMALL_PONG_FRAME, 6), hparams
 
 
 def test_bit_groups_round_trip():
@@ -60,10 +60,10 @@ def test_shapes_losses_and_straight_through_gradients(pong_windows):
     # ...but at step 0 (1% x 1.0 of examples use the latent) these 2 examples skip the latent.
     assert posterior_gradient(model, pong_windows, 0) == 0
     state = model.initial_state(2)
-    assert state.shape == (2, 105, 80, hparams.recurrent_state_size)
+    assert state.shape == (2, *SMALL_PONG_FRAME[:2], hparams.recurrent_state_size)
     frames, rewards, state = model.next_frame(pong_windows["frames"][:, :4], pong_windows["actions"][:, 3], state)
-    assert frames.shape == (2, 105, 80, 3) and frames.dtype == tf.uint8 and rewards.shape == (2,)
-    assert state.shape == (2, 105, 80, hparams.recurrent_state_size)
+    assert frames.shape == (2, *SMALL_PONG_FRAME) and frames.dtype == tf.uint8 and rewards.shape == (2,)
+    assert state.shape == (2, *SMALL_PONG_FRAME[:2], hparams.recurrent_state_size)
     assert float(tf.reduce_max(tf.abs(state))) > 0  # the state carries something to the next step
 
 
@@ -100,11 +100,11 @@ def test_trains_through_its_schedules(pong_windows, tmp_path):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(TINY)
     batch = lambda: tf.data.Dataset.from_tensors(pong_windows).repeat()  # noqa: E731
-    estimator = Estimator(hparams.model, hparams, str(tmp_path), model_args=((105, 80, 3), 6), save_summary_steps=10)
+    estimator = Estimator(hparams.model, hparams, str(tmp_path), model_args=(SMALL_PONG_FRAME, 6), save_summary_steps=10)
     start = estimator.evaluate(batch, steps=1)
     estimator.train(batch, max_steps=20)  # the tiny set's schedules end at step 20
     end = estimator.evaluate(batch, steps=1)
     assert end["prior_share"] == pytest.approx(0.5) and end["scheduled_sampling"] == pytest.approx(1.0)
     assert end["loss"] < start["loss"] and end["bit_loss"] < start["bit_loss"]
-    resumed = Estimator(hparams.model, hparams, str(tmp_path), model_args=((105, 80, 3), 6))
+    resumed = Estimator(hparams.model, hparams, str(tmp_path), model_args=(SMALL_PONG_FRAME, 6))
     assert resumed.evaluate(batch, steps=1)["prior_share"] == pytest.approx(0.5)  # the global step restored

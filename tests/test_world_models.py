@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import collect_random_pong
+from conftest import SMALL_PONG_FRAME, collect_random_pong
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
@@ -14,14 +14,14 @@ from rlkit.models.world_model import LOSS_KEYS, imagine
 
 TINY = "next_frame_basic_deterministic_tiny"
 WORLD_MODELS = [TINY, "next_frame_basic_stochastic_discrete_tiny"]
-PONG = ((105, 80, 3), 6)  # Pong's frame shape and number of actions
+PONG = (SMALL_PONG_FRAME, 6)  # Pong's frame shape and number of actions
 
 
 @pytest.fixture(scope="module")
 def pong_batch(tmp_path_factory):
     """A fixed batch of 4 windows (4 context + 1 target frames) of real Pong."""
     data_dir = str(tmp_path_factory.mktemp("pong") / "data")
-    collect_random_pong(data_dir, 80)
+    collect_random_pong(data_dir, 80, frame_shape=SMALL_PONG_FRAME)
     dataset = FrameStore(data_dir).window_dataset(4, 1, seed=0)
     return next(iter(dataset.skip(40).batch(4)))
 
@@ -29,11 +29,11 @@ def pong_batch(tmp_path_factory):
 def test_output_shapes_and_dtypes(pong_batch):
     model = NextFrameBasicDeterministic(create_hparams(TINY), *PONG)
     pixel_logits, reward_logits, end_logits, _ = model(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
-    assert pixel_logits.shape == (4, 105, 80, 3, 256) and pixel_logits.dtype == tf.float32
+    assert pixel_logits.shape == (4, *SMALL_PONG_FRAME, 256) and pixel_logits.dtype == tf.float32
     assert reward_logits.shape == (4, 3) and end_logits is None  # SimPLe's model predicts no episode ends
     frames, rewards, _ = model.next_frame(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3],
                                           model.initial_state(4))
-    assert frames.shape == (4, 105, 80, 3) and frames.dtype == tf.uint8
+    assert frames.shape == (4, *SMALL_PONG_FRAME) and frames.dtype == tf.uint8
     assert rewards.shape == (4,) and set(rewards.numpy()) <= {-1, 0, 1}
     _, _, ends, _ = model.next_frame_and_end(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3],
                                              model.initial_state(4))
@@ -113,15 +113,15 @@ def test_every_world_model_has_the_same_interface(set_name, single_frame, pong_b
     """Shapes, the recurrent state threaded through steps, the temperature, and `imagine`."""
     keras.utils.set_random_seed(0)
     hparams = create_hparams(set_name, f"recurrent_state_size=4,num_target_frames=1,single_frame={single_frame}")
-    model = get_model(hparams.model)(hparams, (105, 80, 3), 6)
-    assert model.frame_shape == (105, 80, 3) and model.num_actions == 6
+    model = get_model(hparams.model)(hparams, *PONG)
+    assert model.frame_shape == SMALL_PONG_FRAME and model.num_actions == 6
     history, actions = pong_batch["frames"][:, :4], pong_batch["actions"][:, 3]
     state = model.start_state(history, pong_batch["actions"][:, :3])
-    assert state.shape == (4, 105, 80, 4)
+    assert state.shape == (4, *SMALL_PONG_FRAME[:2], 4)
     # The stacked model starts fresh; the single-frame model's state has warmed up over the history.
     assert (float(tf.reduce_max(tf.abs(state))) > 0) == single_frame
     frames, rewards, next_state = model.next_frame(history, actions, state, 0.0)
-    assert frames.shape == (4, 105, 80, 3) and frames.dtype == tf.uint8
+    assert frames.shape == (4, *SMALL_PONG_FRAME) and frames.dtype == tf.uint8
     assert rewards.shape == (4,) and set(rewards.numpy()) <= {-1, 0, 1}
     assert next_state.shape == state.shape and float(tf.reduce_max(tf.abs(next_state))) > 0
     # Greedy (temperature 0) predictions repeat.
@@ -137,7 +137,7 @@ def test_every_world_model_has_the_same_interface(set_name, single_frame, pong_b
     # imagine feeds the model its own frames: step by step equals one call over all actions.
     plan = np.tile(pong_batch["actions"][:, 3:4].numpy(), (1, 3))
     dreamed, dreamed_rewards, _, last_window, final_state = imagine(model, history, plan, temperature=0.0)
-    assert dreamed.shape == (4, 3, 105, 80, 3) and dreamed_rewards.shape == (4, 3)
+    assert dreamed.shape == (4, 3, *SMALL_PONG_FRAME) and dreamed_rewards.shape == (4, 3)
     np.testing.assert_array_equal(last_window[:, -3:], dreamed)
     np.testing.assert_array_equal(last_window[:, 0], history[:, -1])
     window, state = history, None

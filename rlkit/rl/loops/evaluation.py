@@ -6,6 +6,7 @@
   cumulative reward of an n-step rollout right (SimPLe's definition), and every reward of it.
 """
 
+import contextlib
 import os
 
 import numpy as np
@@ -72,21 +73,25 @@ def evaluate_policy(hparams, act, seed, record_envs=0, workers=None, final=False
     workers (rlkit.rl.loops.workers): the episodes run on Ray actors, with the weights of the learner
     they were started with (whose `act` `act` is), the same envs and seeds; nothing recorded."""
     results, recordings = {}, {}
-    for temperature, max_noops in eval_grid(hparams):
-        env_hparams = hparams.copy()
-        env_hparams.max_num_noops = max_noops
-        if "episodic_life" in env_hparams:
-            env_hparams.episodic_life = False  # evaluation plays whole games
-        name = config_name(temperature, max_noops)
-        episodes = evaluation_episodes(hparams, final)
-        if workers is not None:
-            stats = workers.run_episodes(env_hparams, episodes, temperature, hparams.eval_step_limit, seed)
-            results[name], recordings[name] = log_cell(name, summarize_returns(stats)), []
-            continue
-        # A gymnasium env's observations are no pictures: recorded episodes show its own drawing.
-        render = bool(record_envs) and not is_image_game(hparams.game)
-        with make_batch_env(env_hparams, episodes, render=render) as env:
-            results[name], recordings[name] = run_eval_cell(hparams, env, act, name, temperature, seed, record_envs)
+    episodes = evaluation_episodes(hparams, final)
+    # A gymnasium env's observations are no pictures: recorded episodes show its own drawing.
+    render = bool(record_envs) and not is_image_game(hparams.game)
+    with contextlib.ExitStack() as open_envs:
+        envs = {}  # one per no-op setting, shared by the temperatures: each cell resets it with `seed`
+        for temperature, max_noops in eval_grid(hparams):
+            env_hparams = hparams.copy()
+            env_hparams.max_num_noops = max_noops
+            if "episodic_life" in env_hparams:
+                env_hparams.episodic_life = False  # evaluation plays whole games
+            name = config_name(temperature, max_noops)
+            if workers is not None:
+                stats = workers.run_episodes(env_hparams, episodes, temperature, hparams.eval_step_limit, seed)
+                results[name], recordings[name] = log_cell(name, summarize_returns(stats)), []
+                continue
+            if max_noops not in envs:  # making an Atari batch env costs ~0.3 s per env
+                envs[max_noops] = open_envs.enter_context(make_batch_env(env_hparams, episodes, render=render))
+            results[name], recordings[name] = run_eval_cell(hparams, envs[max_noops], act, name, temperature, seed,
+                                                            record_envs)
     return results, recordings
 
 
