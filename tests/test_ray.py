@@ -28,7 +28,7 @@ LAB = "rlkit.rl.lab"
 ONE_CELL = "eval_sampling_temps=[1.0],eval_max_num_noops=0"
 RMSPROP = "ppo/make_optimizer.optimizer=@keras.optimizers.RMSprop"  # gin config every run of a search gets
 SEARCH = ["--mode=search", "--hparams_set=rlmf_tiny", f"--hparams={ONE_CELL}", "--ranges=ppo_learning",
-          f"--gin_bindings={RMSPROP}", "--num_trials=4", "--max_concurrent=2"]
+          f"--gin_bindings={RMSPROP}", "--num_trials=2", "--max_concurrent=2"]
 
 
 def lab_command(*args):
@@ -57,7 +57,7 @@ def test_a_search_killed_midway_resumes_and_ends_with_its_table_graph_and_best_s
     with open(os.path.join(out, "search.json")) as f:
         results = json.load(f)
     trials = results["trials"]
-    assert [row["trial"] for row in trials] == [f"trial_0000{k}" for k in range(4)]
+    assert [row["trial"] for row in trials] == [f"trial_0000{k}" for k in range(2)]
     for row in trials:  # each trial is a normal run with the values Tune drew
         assert row["status"] == "finished" and row["real_env_steps"] == 128, row
         with open(os.path.join(out, "trials", row["trial"], "hparams.json")) as f:
@@ -69,20 +69,20 @@ def test_a_search_killed_midway_resumes_and_ends_with_its_table_graph_and_best_s
         assert f"--gin_bindings={RMSPROP}" in command
         assert "make_optimizer.optimizer = @keras.optimizers.RMSprop" in open(
             os.path.join(out, "trials", row["trial"], "operative_config.gin")).read()
-    assert len({row["values"]["ppo.learning_rate"] for row in trials}) == 4
+    assert len({row["values"]["ppo.learning_rate"] for row in trials}) == 2
     # A trial the kill interrupted resumed its run from its checkpoint.
     assert any("Resumed from" in open(path).read() for path in glob.glob(os.path.join(out, "trials", "*", "log.txt")))
     table = open(os.path.join(out, "search.md")).read()
-    assert table.count("| trial_0000") == 4 and "`ppo.learning_rate`" in table
+    assert table.count("| trial_0000") == 2 and "`ppo.learning_rate`" in table
     assert os.path.getsize(os.path.join(out, "search.png")) > 10_000
     best = results["best"]["trial"]
     assert open(os.path.join(out, "best", "hparams.json")).read() == open(
         os.path.join(out, "trials", best, "hparams.json")).read()
 
     # Another search in the same dir is refused; the finished one reruns to the same table.
-    other = subprocess.run(lab_command(*SEARCH[:-2], "--num_trials=5", "--max_concurrent=2", f"--output_dir={out}"),
+    other = subprocess.run(lab_command(*SEARCH[:-2], "--num_trials=3", "--max_concurrent=2", f"--output_dir={out}"),
                            capture_output=True, text=True, timeout=120)
-    assert_one_line_error(other, "holds another search", "num_trials: 4 there, 5 now")
+    assert_one_line_error(other, "holds another search", "num_trials: 2 there, 3 now")
 
 
 def test_a_benchmark_of_two_games_and_two_seeds_writes_its_tables(tmp_path, cli):
