@@ -351,11 +351,12 @@ def check_names(hparams):
     check_workers(hparams, hparams.real_num_envs)
     # The game first: a frameless env is wrong for the world model whatever the learner.
     check_image_game(hparams.game, "the SimPLe loop's world models")
+    # Before check_learner, which imports TensorFlow: this mistake gets its line within a second.
+    if hparams.initial_collection not in ("random", hparams.base_algo):
+        raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or {hparams.base_algo} "
+                        "(the learner learns on the real env as it collects)")
     check_learner(hparams)
     if learns_from_replay(hparams) and (hparams.initial_collection != "random" or hparams.collection == "learner"):
         raise UserError(f"base_algo={hparams.base_algo!r} learns from replay, not on the real env as it collects: "
                         "use initial_collection=random and collection=policy (as rlmb_dqn_base)")
-    if hparams.initial_collection not in ("random", hparams.base_algo):
-        raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or {hparams.base_algo} "
-                        "(the learner learns on the real env as it collects)")
     get_model(hparams.world_model.model)
