@@ -6,11 +6,15 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 BUCKET = "rlkit-test"
 
 import rlkit  # noqa: F401  (first, so TensorFlow starts with rlkit's settings, as in the commands)
+from rlkit.data_generators.make_env import frame_shape  # noqa: E402
+from rlkit.hparams import create_hparams  # noqa: E402
+from rlkit.video import display_frame  # noqa: E402
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -44,9 +48,11 @@ def cli():
     return run_module
 
 
-# Pong at half SimPLe's 105x80: the world models' unit tests train on it (their cost grows with
-# the pixels: a 256-way softmax per pixel channel), as rlmb_tiny does.
-SMALL_PONG_FRAME = (52, 40, 3)
+# rlmb_tiny's Pong frames, half SimPLe's 105x80 each way: the session loop run's, and the world
+# models' unit tests train on them too (their cost grows with the pixels: a 256-way softmax per
+# pixel channel). SMALL_PONG_SHOWN: as display_frame shows them (small frames enlarged).
+SMALL_PONG_FRAME = frame_shape(create_hparams("rlmb_tiny"))
+SMALL_PONG_SHOWN = display_frame(np.zeros(SMALL_PONG_FRAME, np.uint8)).shape
 
 
 def collect_random_pong(data_dir, num_steps, num_envs=2, seed=0, frame_shape=(105, 80, 3)):

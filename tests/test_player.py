@@ -6,19 +6,17 @@ import numpy as np
 import pygame
 import pytest
 
-from conftest import assert_one_line_error, run_module
+from conftest import SMALL_PONG_FRAME, SMALL_PONG_SHOWN, assert_one_line_error, run_module
 from rlkit.data_generators.atari import AtariBatchEnv
-from rlkit.data_generators.make_env import frame_shape
 from rlkit.hparams import create_hparams
 from rlkit.rl.experiments.play import Player, action_for, play
 from rlkit.rl.learners.policy_export import find_policies, load_policy
 from rlkit.rl.loops.world_model_training import load_world_model
-from rlkit.video import display_frame
 
 PLAYER = "rlkit.rl.player"
 ZOOM = 2
-FRAME_SHAPE = frame_shape(create_hparams("rlmb_tiny"))  # the session run's Pong frames
-SHOWN_HEIGHT, SHOWN_WIDTH, _ = display_frame(np.zeros(FRAME_SHAPE, np.uint8)).shape  # small frames enlarged
+FRAME_SHAPE = SMALL_PONG_FRAME  # the session run's
+SHOWN_HEIGHT, SHOWN_WIDTH, _ = SMALL_PONG_SHOWN
 COLUMN_WIDTH, COLUMN_HEIGHT = SHOWN_WIDTH * ZOOM, (SHOWN_HEIGHT + 14) * ZOOM  # a frame under its header
 GAP = 2 * ZOOM  # between columns
 STATUS_HEIGHT = 2 * 14 * ZOOM

@@ -14,14 +14,11 @@ import time
 import numpy as np
 import pytest
 
-from rlkit.data_generators.make_env import frame_shape
-from rlkit.hparams import create_hparams
-from rlkit.video import display_frame
+from conftest import SMALL_PONG_SHOWN
 
 TOOLS = ("Xvfb", "xdotool", "xwininfo")
 ZOOM = 2
-FRAME_SHAPE = frame_shape(create_hparams("rlmb_tiny"))  # the session run's Pong frames
-SHOWN_HEIGHT, SHOWN_WIDTH, _ = display_frame(np.zeros(FRAME_SHAPE, np.uint8)).shape  # small frames enlarged
+SHOWN_HEIGHT, SHOWN_WIDTH, _ = SMALL_PONG_SHOWN  # the session run's frames in the window
 COLUMN_WIDTH, COLUMN_HEIGHT = SHOWN_WIDTH * ZOOM, (SHOWN_HEIGHT + 14) * ZOOM
 GAP, HEADER = 2 * ZOOM, 14 * ZOOM
 

@@ -1,14 +1,10 @@
 import glob
 import os
 
-import numpy as np
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from conftest import assert_one_line_error
-from rlkit.data_generators.make_env import frame_shape
-from rlkit.hparams import create_hparams
-from rlkit.video import display_frame
+from conftest import SMALL_PONG_SHOWN, assert_one_line_error
 
 TRAINER = "rlkit.rl.trainer_world_model"
 TINY = ["--hparams_set=next_frame_basic_deterministic_tiny"]
@@ -34,8 +30,7 @@ def test_trains_on_collected_pong_with_dreams_and_resumes(cli, tmp_path, rlmb_ti
     assert [e.step for e in events] == [20, 40]
     width, height, png = tf.make_ndarray(events[-1].tensor_proto)
     image = tf.io.decode_png(png).numpy()
-    # The loop run's frames, as display_frame shows them (small ones enlarged).
-    frame_height, frame_width, _ = display_frame(np.zeros(frame_shape(create_hparams("rlmb_tiny")), np.uint8)).shape
+    frame_height, frame_width, _ = SMALL_PONG_SHOWN  # the loop run's frames, as the dream image shows them
     assert image.shape == (4 * frame_height, 3 * frame_width, 3)  # dream | real | difference, 4 steps
     assert (int(width), int(height)) == (3 * frame_width, 4 * frame_height)
 
