@@ -88,9 +88,10 @@ def test_learning_rate_schedules():
     assert learning_rate_at(hparams, 0.75) == pytest.approx(1e-3)
 
 
-def test_ppo_learns_cartpole_within_100k_steps(tmp_path):
-    """Seeded learning check: greedy mean return over 8 episodes >= 400 (500 is the cap)."""
-    hparams = create_hparams("rlmf_cartpole")
+def test_ppo_learns_cartpole_within_50k_steps(tmp_path):
+    """Seeded learning check: greedy mean return over 8 episodes >= 400 (500 is the cap). Seed 0
+    reaches 500 at 50K steps (445 at 40K); the set's 100K steps take twice as long."""
+    hparams = create_hparams("rlmf_cartpole", "num_env_steps=50000")
     result = train(hparams, str(tmp_path), seed=0)
-    assert result["env_steps"] <= 100_000
+    assert result["env_steps"] <= 50_000
     assert result["eval"]["sampling_temp_0.0_max_noops_0"]["mean_unclipped"] >= 400, result

@@ -20,7 +20,7 @@ from rlkit.models.optimizers import make_optimizer
 from rlkit.models.policy_networks import q_network
 from rlkit.rl.learners.learner import register_learner
 from rlkit.rl.learners.policy_export import action_count, export_policy
-from rlkit.rl.learners.q_learning import learn_from_replay, update_target
+from rlkit.rl.learners.q_learning import learn_from_replay, target_updater
 from rlkit.rl.learners.schedules import linear_decay
 
 LOSS_KEYS = frozenset({"loss", "q_values", "td_error"})
@@ -111,6 +111,7 @@ class DQNLearner:
                                   num_actions, hparams, dueling=hparams.dueling)
         self.network, self.target_network = build(), build()
         self.target_network.set_weights(self.network.get_weights())
+        self._sync_target = target_updater(self.target_network, self.network)
         self.policy = QPolicy(self.network, num_actions, observation_shape, observation_dtype,
                               hparams.eval_epsilon, seed)
         self._uniform_draws = np.zeros([0], np.float32)  # exploration's draws, made in blocks
@@ -166,7 +167,7 @@ class DQNLearner:
         return draws
 
     def sync_target(self):
-        update_target(self.target_network, self.network)
+        self._sync_target()
 
     def export(self, path):
         export_policy(self.policy, path)

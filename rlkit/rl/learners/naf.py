@@ -21,7 +21,7 @@ from rlkit.models.optimizers import make_optimizer
 from rlkit.models.policy_networks import torso
 from rlkit.rl.learners.learner import register_learner
 from rlkit.rl.learners.policy_export import action_count, export_policy
-from rlkit.rl.learners.q_learning import learn_from_replay, update_target
+from rlkit.rl.learners.q_learning import learn_from_replay, target_updater
 from rlkit.rl.learners.schedules import linear_decay
 
 LOSS_KEYS = frozenset({"loss", "q_values", "td_error"})
@@ -106,7 +106,8 @@ class NAFLearner:
         self.hparams = hparams
         self.network = naf_network(hparams, observation_shape, observation_dtype, action_space)
         self.target_network = naf_network(hparams, observation_shape, observation_dtype, action_space)
-        update_target(self.target_network, self.network)
+        self.target_network.set_weights(self.network.get_weights())
+        self._sync_target = target_updater(self.target_network, self.network, hparams.target_update_rate)
         self.policy = NAFPolicy(self.network, action_space, observation_shape, observation_dtype, seed)
         with gin.config_scope("naf"):  # Adam, as the paper, unless gin binds another
             self.optimizer = make_optimizer(hparams.learning_rate)
@@ -139,7 +140,7 @@ class NAFLearner:
         return self.policy.act(tf.convert_to_tensor(observation), tf.constant(noise_scale, tf.float32))["action"].numpy()
 
     def sync_target(self):
-        update_target(self.target_network, self.network, self.hparams.target_update_rate)
+        self._sync_target()
 
     def export(self, path):
         export_policy(self.policy, path)

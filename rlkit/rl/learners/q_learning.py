@@ -5,11 +5,18 @@ import tensorflow as tf
 from rlkit.rl.learners.returns import n_step_targets
 
 
-def update_target(target_network, online_network, rate=1.0):
-    """target <- rate * online + (1 - rate) * target, variable by variable: rate 1 copies (DQN's
-    periodic sync), a small rate follows slowly (NAF's and DDPG's soft updates)."""
-    for target, online in zip(target_network.variables, online_network.variables):
-        target.assign(online if rate == 1.0 else rate * online + (1.0 - rate) * target)
+def target_updater(target_network, online_network, rate=1.0):
+    """A compiled `update()`: target <- rate * online + (1 - rate) * target, variable by variable.
+    Rate 1 copies (DQN's periodic sync), a small rate follows slowly (NAF's soft update, which
+    runs every step: done eagerly, op by op, it took a third of NAF's run time)."""
+    pairs = list(zip(target_network.variables, online_network.variables))
+
+    @tf.function
+    def update():
+        for target, online in pairs:
+            target.assign(online if rate == 1.0 else rate * online + (1.0 - rate) * target)
+
+    return update
 
 
 def learn_from_replay(train_step, batch, gamma, action_dtype, loss_keys):
