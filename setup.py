@@ -25,8 +25,8 @@ setup(
         "matplotlib>=3.8",  # learning curves (rlkit.rl.plot)
     ],
     extras_require={
-        # pytest-xdist runs the suite on both cores of a small machine; the emulator is a
-        # local GCS for the gs:// tests.
+        # pytest-xdist runs the suite on 3 workers (the README says why, on 2 cores); the
+        # emulator is a local GCS for the gs:// tests.
         # MinAtar's miniature Atari games (game=minatar/breakout, ...); GPL-3.0.
         "minatar": ["minatar>=1.0.15"],
         # Hyperparameter search and benchmarks (lab --mode=search/benchmark) on Ray Tune, and
