@@ -18,6 +18,7 @@ from rlkit.data_generators.make_env import frame_shape
 from rlkit.data_generators.replay import ReplayMemory, SumTree
 from rlkit.hparams import create_hparams
 from rlkit.rl.learners.dqn import dqn_loss, epsilon_at, q_learning_targets
+from rlkit.rl.learners.q_learning import target_updater
 from rlkit.rl.learners.returns import n_step_targets
 from rlkit.rl.loops.model_free import train
 from test_storage import NUM_ENVS, fake_step, frames_at, write_collection
@@ -224,6 +225,24 @@ def test_dqn_learns_cartpole(tmp_path):
     _, returns = read_scalar(str(tmp_path / "run" / "eval"), "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped")
     assert returns.max() >= 195, returns
     assert returns[-1] >= 150, returns
+
+
+def test_target_updates_mix_or_copy_the_online_weights():
+    import keras
+
+    def network():
+        return keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    online, target = network(), network()
+    soft_update = target_updater(target, online, rate=0.25)  # NAF's, every step
+    for _ in range(2):  # each call reads the weights as they are then
+        before = [v.numpy() for v in target.variables]
+        soft_update()
+        for after, old, new in zip(target.variables, before, online.variables):
+            np.testing.assert_allclose(after.numpy(), 0.25 * new.numpy() + 0.75 * old, rtol=1e-6)
+        online.variables[0].assign(online.variables[0] + 1.0)
+    target_updater(target, online)()  # DQN's periodic copy
+    for after, new in zip(target.variables, online.variables):
+        np.testing.assert_array_equal(after.numpy(), new.numpy())
 
 
 def test_killed_dqn_run_resumes_with_its_replay_and_step_count(cli, tmp_path):
