@@ -10,6 +10,8 @@ def target_updater(target_network, online_network, rate=1.0):
     Rate 1 copies (DQN's periodic sync), a small rate follows slowly (NAF's soft update, which
     runs every step: done eagerly, op by op, it took a third of NAF's run time)."""
     pairs = list(zip(target_network.variables, online_network.variables))
+    # An unbuilt network has no variables yet: its updates would do nothing, silently.
+    assert pairs and len(target_network.variables) == len(online_network.variables), "build both networks first"
 
     @tf.function
     def update():
