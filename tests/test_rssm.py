@@ -181,7 +181,8 @@ def test_the_actor_loss_is_reinforce_for_rho_1_and_the_returns_gradient_for_rho_
     np.testing.assert_allclose(tape.gradient(reinforce, log_probs), [[-1.0, 0.0]])  # -w (V - v) / n
     np.testing.assert_array_equal(tape.gradient(reinforce, returns), 0.0)  # advantages are constants
     np.testing.assert_allclose(tape.gradient(backprop, returns), [[-0.5, -0.25]])  # -w / n
-    assert set(metrics) == {"actor_loss", "actor_entropy", "imagined_return"}
+    assert set(metrics) == {"actor_loss", "actor_entropy", "actor_advantage", "imagined_return"}
+    assert metrics["actor_advantage"].numpy() == pytest.approx(np.mean([1.0 * 2.0, 0.5 * 0.0]))
     loss, _ = critic_loss(tf.constant([[2.0, 0.0]]), returns, weights)
     assert loss.numpy() == pytest.approx(np.mean([0.5 * 1.0, 0.5 * 0.5 * 1.0]))
 
@@ -195,7 +196,8 @@ def test_the_dreamer_agent_updates_its_world_model_actor_and_critic_and_copies_t
     actor_before = [v.numpy().copy() for v in agent.actor.trainable_variables]
     target_before = [v.numpy().copy() for v in agent.target_critic.variables]
     metrics = agent.update(features)
-    assert {"model_loss", "kl", "actor_loss", "actor_entropy", "imagined_return", "critic_loss"} <= set(metrics)
+    assert {"model_loss", "kl", "actor_loss", "actor_entropy", "actor_advantage", "imagined_return",
+            "critic_loss"} <= set(metrics)
     assert all(np.isfinite(float(value)) for value in metrics.values())
     assert any(np.any(b != a.numpy()) for b, a in zip(actor_before, agent.actor.trainable_variables))
     # The slow critic stays until target_update_period (2) updates, then copies the critic.

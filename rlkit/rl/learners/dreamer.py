@@ -58,7 +58,10 @@ def actor_loss(log_probs, entropy, returns, baselines, weights, rho, entropy_coe
     advantages = tf.stop_gradient(returns - baselines)
     objective = rho * log_probs * advantages + (1.0 - rho) * returns + entropy_coef * entropy
     loss = -tf.reduce_mean(weights * objective)
+    # actor_advantage: the size of the REINFORCE signal, which the entropy bonus (entropy_coef x
+    # actor_entropy) competes with: where it shrinks below that, the policy drifts to uniform.
     return loss, dict(actor_loss=loss, actor_entropy=tf.reduce_mean(entropy),
+                      actor_advantage=tf.reduce_mean(weights * tf.abs(advantages)),
                       imagined_return=tf.reduce_mean(returns))
 
 
