@@ -12,7 +12,7 @@ import pytest
 BUCKET = "rlkit-test"
 
 import rlkit  # noqa: F401  (first, so TensorFlow starts with rlkit's settings, as in the commands)
-from rlkit.data_generators.make_env import frame_shape  # noqa: E402
+from rlkit.data_generators import make_env  # noqa: E402
 from rlkit.hparams import create_hparams  # noqa: E402
 from rlkit.video import display_frame  # noqa: E402
 
@@ -51,14 +51,12 @@ def cli():
 # rlmb_tiny's Pong frames, half SimPLe's 105x80 each way: the session loop run's, and the world
 # models' unit tests train on them too (their cost grows with the pixels: a 256-way softmax per
 # pixel channel). SMALL_PONG_SHOWN: as display_frame shows them (small frames enlarged).
-SMALL_PONG_FRAME = frame_shape(create_hparams("rlmb_tiny"))
+SMALL_PONG_FRAME = make_env.frame_shape(create_hparams("rlmb_tiny"))
 SMALL_PONG_SHOWN = display_frame(np.zeros(SMALL_PONG_FRAME, np.uint8)).shape
 
 
 def collect_random_pong(data_dir, num_steps, num_envs=2, seed=0, frame_shape=(105, 80, 3)):
     """Writes `num_steps` steps of real Pong of `frame_shape` with random actions as one shard of epoch 0."""
-    import numpy as np
-
     from rlkit.data_generators import storage
     from rlkit.data_generators.atari import AtariBatchEnv
 
