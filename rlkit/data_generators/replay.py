@@ -19,14 +19,13 @@ ended before the newest `capacity` steps are forgotten (their frames freed), so 
 near `capacity` steps plus one unfinished episode per env.
 """
 
-import io
 import os
 
 import numpy as np
 
 from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
-from rlkit.fileio import atomic_write_bytes
+from rlkit.fileio import atomic_write_npz
 
 PRIORITIES_FILE = "priorities.npz"
 
@@ -129,9 +128,8 @@ class ReplayMemory:
                 self._save_priorities()
 
     def _save_priorities(self):
-        buffer = io.BytesIO()
-        np.savez(buffer, priorities=self.tree.get(np.arange(self.store.num_steps)), max_priority=self.max_priority)
-        atomic_write_bytes(os.path.join(self.replay_dir, PRIORITIES_FILE), buffer.getvalue())
+        atomic_write_npz(os.path.join(self.replay_dir, PRIORITIES_FILE),
+                         priorities=self.tree.get(np.arange(self.store.num_steps)), max_priority=self.max_priority)
 
     def _restore_priorities(self):
         """The priorities saved with the last shard, for the transitions still stored."""

@@ -25,14 +25,13 @@ whole episodes into memory, for small data and inspection.
 
 import dataclasses
 import glob
-import io
 import os
 import zipfile
 
 import numpy as np
 from absl import logging
 
-from rlkit.fileio import atomic_write_bytes
+from rlkit.fileio import atomic_write_npz
 
 FIELDS = ("frames", "actions", "rewards", "raw_rewards", "dones", "firsts", "episode_ids")
 OPTIONAL_FIELDS = ("terminated",)
@@ -185,10 +184,8 @@ class RolloutWriter:
         for name in FIELDS + OPTIONAL_FIELDS:
             array = np.stack([s[name] for s in self._steps], axis=1)
             arrays[name] = array.astype(stored_dtype(name, array))
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)
         path = os.path.join(self.directory, f"shard_{self._next_shard:05d}.npz")
-        atomic_write_bytes(path, buffer.getvalue())
+        atomic_write_npz(path, compressed=True, **arrays)
         self._next_shard += 1
         self._steps = []
         return path, arrays
