@@ -23,12 +23,29 @@
 # simple_ends_100k_sS) on the four games that end at the first lost life, which SimPLe's model
 # cannot show (docs/results.md); SIMPLE=faithful runs rlmb_minatar on every game.
 # Every final evaluation (and the random policy's) plays 128 episodes per temperature.
+# A run whose record docs/results/runs/GAME/RUN archives as finished (minatar_results.py) and whose
+# directory is not under RUNS (a fresh machine) is skipped, so a new session starts only what the
+# tables still lack; RERUN=1 runs it again. DRY_RUN=1 prints the commands that would run, and runs none.
 set -euo pipefail
 runs=${1:?usage: bash scripts/minatar_experiment.sh RUNS_DIR [GAME ...]}
 shift
 games=("$@")
 [ ${#games[@]} -gt 0 ] || games=(breakout freeway asterix seaquest space_invaders)
 python=${PYTHON:-python}
+archive=${ARCHIVE:-$(cd "$(dirname "$0")/.." && pwd)/docs/results/runs}
+
+launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already holds RUN_DIR finished
+  local run_dir=$1 record
+  shift
+  record="$archive/$(basename "$(dirname "$run_dir")")/$(basename "$run_dir")/run_info.json"
+  if [ -z "${RERUN:-}" ] && [ ! -d "$run_dir" ] && grep -q '"finished": true' "$record" 2>/dev/null; then
+    echo "skipped $run_dir: archived as finished ($record)" >&2
+  elif [ -n "${DRY_RUN:-}" ]; then
+    echo "$*"
+  else
+    "$@"
+  fi
+}
 
 seeds() {  # seeds METHOD GAME: the seed list of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
@@ -48,13 +65,13 @@ for game in "${games[@]}"; do
   if [ -z "${ONLY:-}" ] || [ "${ONLY#model_free}" != "${ONLY:-}" ]; then
     for seed in $(seeds model_free "$game"); do
       # A random policy: the evaluation alone.
-      [ -f "$dir/random_s$seed/summary.json" ] || $python -m rlkit.rl.evaluator --agent=random \
+      [ -f "$dir/random_s$seed/summary.json" ] || launch "$dir/random_s$seed" $python -m rlkit.rl.evaluator --agent=random \
         --hparams_set=rlmf_minatar --hparams="game=minatar/$game" --seed="$seed" --eval_metrics_dir="$dir/random_s$seed"
-      $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game" \
-        --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
+      launch "$dir/ppo_100k_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
+        --hparams="game=minatar/$game" --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
     done
     [ "${ONLY:-}" = model_free_100k ] || for seed in $(seeds ppo_1m "$game"); do
-      $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
+      launch "$dir/ppo_1m_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
         --hparams="game=minatar/$game,num_env_steps=1000000,eval_every_iterations=50" \
         --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
     done
@@ -63,7 +80,7 @@ for game in "${games[@]}"; do
     set_name=rlmb_minatar_ends run=simple_ends_100k
     if [ "$game" = freeway ] || [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
     for seed in $(seeds simple "$game"); do
-      $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game" \
+      launch "$dir/${run}_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$dir/${run}_s$seed"
     done
   fi
@@ -72,7 +89,8 @@ done
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
   for game in "${games[@]}"; do
     for seed in $(seeds dreamer "$game"); do
-      $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game" \
+      launch "$runs/$game/dreamer_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
+        --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$runs/$game/dreamer_100k_s$seed"
     done
   done
@@ -80,8 +98,8 @@ fi
 if [ "${ONLY:-}" = dreamer_rewarded ]; then
   for game in "${games[@]}"; do
     for seed in $(seeds dreamer_rewarded "$game"); do
-      $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar \
-        --hparams="game=minatar/$game,rewarded_sequence_share=0.5" --seed="$seed" \
+      launch "$runs/$game/dreamer_rewarded_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
+        --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,rewarded_sequence_share=0.5" --seed="$seed" \
         --output_dir="$runs/$game/dreamer_rewarded_100k_s$seed"
     done
   done
@@ -89,8 +107,8 @@ fi
 if [ "${ONLY:-}" = dreamer_1m ]; then
   for game in "${games[@]}"; do
     for seed in $(seeds dreamer_1m "$game"); do
-      $python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar \
-        --hparams="game=minatar/$game,num_env_steps=1000000" --seed="$seed" --output_dir="$runs/$game/dreamer_1m_s$seed"
+      launch "$runs/$game/dreamer_1m_s$seed" $python -m rlkit.rl.trainer_model_based \
+        --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,num_env_steps=1000000" --seed="$seed" --output_dir="$runs/$game/dreamer_1m_s$seed"
     done
   done
 fi

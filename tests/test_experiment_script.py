@@ -1,0 +1,38 @@
+"""scripts/minatar_experiment.sh, the results page's experiment, as a dry run: what it would start
+on a fresh machine, given what the archive already holds finished."""
+
+import json
+import os
+import subprocess
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "minatar_experiment.sh")
+
+
+def dry_run(runs, archive, *games, **env):
+    result = subprocess.run(["bash", SCRIPT, str(runs), *games], capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, DRY_RUN="1", ARCHIVE=str(archive), PYTHON="python", **env))
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines(), result.stderr
+
+
+def archive_record(archive, game, run, finished):
+    os.makedirs(archive / game / run)
+    (archive / game / run / "run_info.json").write_text(json.dumps(dict(finished=finished), indent=2))
+
+
+def test_a_fresh_machine_starts_only_the_runs_the_archive_lacks_finished(tmp_path):
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    archive_record(archive, "seaquest", "simple_ends_100k_s0", finished=True)
+    archive_record(archive, "seaquest", "simple_ends_100k_s1", finished=False)  # cut short: run it again
+    commands, stderr = dry_run(runs, archive, "seaquest", ONLY="simple")
+    assert [command.rsplit("--output_dir=", 1)[1] for command in commands] == [
+        f"{runs}/seaquest/simple_ends_100k_s1", f"{runs}/seaquest/simple_ends_100k_s2"]
+    assert all(command.startswith("python -m rlkit.rl.trainer_model_based --loop_hparams_set=rlmb_minatar_ends ")
+               for command in commands)
+    assert "skipped" in stderr and "simple_ends_100k_s0" in stderr
+
+    # A run directory that survived on this machine resumes, whatever the archive says; RERUN=1 runs everything.
+    os.makedirs(runs / "seaquest" / "simple_ends_100k_s0")
+    assert len(dry_run(runs, archive, "seaquest", ONLY="simple")[0]) == 3
+    os.rmdir(runs / "seaquest" / "simple_ends_100k_s0")
+    assert len(dry_run(runs, archive, "seaquest", ONLY="simple", RERUN="1")[0]) == 3
