@@ -174,6 +174,8 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
     ([TINY, "--loop_hparams=game=pongg"], ["pongg"]),
     ([TINY, "--loop_hparams=game=CartPole-v1"], ["gives no image frames"]),
     ([TINY, "--loop_hparams=initial_collection=expert"], ["initial_collection"]),
+    ([TINY, "--loop_hparams=world_model.frame_decoding=objects"], ["frame_decoding=objects", "on/off frames"]),
+    ([TINY, "--loop_hparams=world_model.frame_decoding=object"], ["frame_decoding", "likeliest", "objects"]),
     ([TINY, "--loop_hparams=collection=expert"], ["hparam 'collection' = 'expert'", "'learner', 'policy'"]),
     ([TINY, "--hparams=base_algo=a3c"], ["unknown learner (base_algo) 'a3c'"]),
     (["--hparams_set=rlmb_tiny", "--hparams=world_model.hiden_size=8"], ["did you mean 'world_model.hidden_size'"]),

@@ -10,7 +10,7 @@ from rlkit.hparams import create_hparams
 from rlkit.models.estimator import Estimator
 from rlkit.models.next_frame import NextFrameBasicDeterministic, pixel_and_reward_losses
 from rlkit.models.registry import get_model
-from rlkit.models.world_model import LOSS_KEYS, imagine
+from rlkit.models.world_model import LOSS_KEYS, imagine, likeliest_frames, object_frames
 
 TINY = "next_frame_basic_deterministic_tiny"
 WORLD_MODELS = [TINY, "next_frame_basic_stochastic_discrete_tiny"]
@@ -169,6 +169,21 @@ def test_the_single_frame_model_reads_one_frame_and_warms_up_over_the_context(po
     stateless.single_frame = True
     with pytest.raises(ValueError, match="recurrent_state_size"):
         NextFrameBasicDeterministic(stateless, *PONG)
+
+
+def test_object_decoding_keeps_an_object_spread_over_cells_once_where_the_likeliest_frame_loses_it():
+    on = np.full((1, 10, 10, 3), 0.01, np.float32)
+    on[0, 4, 3:6, 0] = [0.3, 0.4, 0.3]      # channel 0: one object, unsure which of three cells
+    on[0, 1, 1, 1], on[0, 6, 6:8, 1] = 0.9, 0.45  # channel 1: a sure cell; an object split evenly over two
+    on[0, 2:5, 2:5, 2] = 0.06                # channel 2: a faint haze, no object
+    on[0, 8, 8, 2] = 0.2                     # and a cell likelier than its neighbours, but alone under half an object
+    logits = tf.constant(np.stack([np.log(1 - on), np.log(on)], axis=-1))
+
+    def cells(frames, channel):
+        return np.argwhere(frames.numpy()[0, ..., channel] == 255).tolist()
+
+    assert [cells(likeliest_frames(logits), c) for c in range(3)] == [[], [[1, 1]], []]
+    assert [cells(object_frames(logits), c) for c in range(3)] == [[[4, 4]], [[1, 1], [6, 7]], []]
 
 
 def test_a_full_resolution_action_layer_moves_a_one_cell_object_as_the_action_says(tmp_path):

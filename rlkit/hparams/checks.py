@@ -104,7 +104,7 @@ RULES = {
     "residual_dropout": probability, "input_noise": probability, "recurrent_state_size": non_negative,
     "single_frame": anything, "predict_episode_ends": anything, "full_resolution_action_layers": non_negative,
     "pixel_loss_cutoff": non_negative, "reward_loss_coef": non_negative, "end_loss_coef": non_negative,
-    "rewarded_window_share": probability,
+    "rewarded_window_share": probability, "frame_decoding": one_of("likeliest", "objects"),
     "learning_rate_warmup_steps": non_negative, "clip_grad_norm": positive, "batch_size": positive,
     "mixed_precision": anything, "train_steps": positive, "save_checkpoints_steps": positive,
     "save_summary_steps": positive, "keep_checkpoints": positive, "dream_length": positive,

@@ -200,6 +200,17 @@ def rlmb_minatar_objects():
 
 
 @register_hparams
+def rlmb_minatar_object_frames():
+    """rlmb_minatar_objects whose world model's frames keep an object it is unsure where to put
+    (not in SimPLe): `world_model.frame_decoding=objects`, in its env and scheduled sampling. With
+    the likeliest frame, a rollout loses such an object for good (Seaquest's submarine and
+    torpedoes, Space Invaders' bullets: docs/results.md, "Where the world models go wrong")."""
+    hparams = rlmb_minatar_objects()
+    hparams.world_model.frame_decoding = "objects"
+    return hparams
+
+
+@register_hparams
 def rlmb_minatar_rewarded():
     """rlmb_minatar_objects whose world model trains on windows half of which hold a reward (not in
     SimPLe), for games whose rewards are too rare for the reward head to learn (Asterix: 0.73% of

@@ -39,6 +39,10 @@ def next_frame_basic_deterministic():
         # Not in SimPLe: the share of training windows drawn from those whose targets follow a
         # rewarded step, for games whose rewards are too rare for the reward head (Asterix: 0.73%).
         rewarded_window_share=0.0,
+        # "likeliest" (SimPLe's): each cell's likeliest value. Not in SimPLe, for on/off frames:
+        # "objects" also keeps an object spread over neighbouring cells at its likeliest cell
+        # (rlkit.models.world_model.object_frames), where the likeliest frame loses it.
+        frame_decoding="likeliest",
         # Adafactor (updates scaled by each weight's RMS) at learning_rate x the schedule:
         # "linear_warmup" rises over learning_rate_warmup_steps, "linear_warmup_rsqrt_decay"
         # then decays as 1/sqrt(step). Gradients clipped to global norm clip_grad_norm.

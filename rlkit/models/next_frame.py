@@ -349,7 +349,7 @@ class NextFrameBasicDeterministic(keras.Model):
         (a Python bool), rewards are the head's mean (`expected_rewards`), not its likeliest."""
         del temperature
         pixel_logits, reward_logits, end_logits, state = self(history, actions, state, training=False)
-        frames, rewards = most_likely(pixel_logits, reward_logits)
+        frames, rewards = most_likely(pixel_logits, reward_logits, self.hparams.frame_decoding)
         if expected_reward:
             rewards = expected_rewards(reward_logits)
         return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state

@@ -34,7 +34,7 @@ from keras import layers
 from rlkit.models.next_frame import (ActionInjection, NextFrameBasicDeterministic, add_timing_signal,
                                      episode_end_losses, likeliest_ends, pixel_and_reward_losses, stack_frames)
 from rlkit.models.registry import register_model
-from rlkit.models.world_model import (LOSS_KEYS, append_frame, expected_rewards, likeliest_frames, most_likely,
+from rlkit.models.world_model import (FRAME_DECODINGS, LOSS_KEYS, append_frame, expected_rewards, most_likely,
                                       predict_after_context)
 
 BITS_PER_GROUP = 8  # the prior predicts the bits a byte at a time
@@ -235,7 +235,7 @@ class NextFrameStochasticDiscrete(keras.Model):
             if self.frame_model.predicts_ends:
                 per_frame[-1].update(episode_end_losses(end_logits, features["ends"][:, target]))
             # Scheduled sampling: the next context holds the model's own frame for some examples.
-            predicted = likeliest_frames(pixel_logits)
+            predicted = FRAME_DECODINGS[hparams.frame_decoding](pixel_logits)
             own = self.rng.uniform([batch, 1, 1, 1]) < sampling if training else tf.ones([batch, 1, 1, 1], bool)
             history = append_frame(history, tf.where(own, predicted, frames[:, target]))
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
@@ -286,7 +286,7 @@ class NextFrameStochasticDiscrete(keras.Model):
         inject = self._prior_latent(history, None, actions, tf.cast(temperature, tf.float32), [])
         pixel_logits, reward_logits, end_logits, state = self.frame_model(history, actions, state,
                                                                           inject_latent=inject, training=False)
-        frames, rewards = most_likely(pixel_logits, reward_logits)
+        frames, rewards = most_likely(pixel_logits, reward_logits, self.hparams.frame_decoding)
         if expected_reward:
             rewards = expected_rewards(reward_logits)
         return frames, rewards, likeliest_ends(end_logits, tf.shape(actions)[0]), state

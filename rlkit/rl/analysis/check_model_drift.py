@@ -2,6 +2,7 @@
 
     python -m rlkit.rl.analysis.check_model_drift --run=RUN [--data_epochs=15] [--rollouts=256] [--horizon=32]
     python -m rlkit.rl.analysis.check_model_drift --run=RUN --wm_dir=WM   # another model of RUN's data (trainer_world_model)
+    python -m rlkit.rl.analysis.check_model_drift --run=RUN --frame_decoding=objects   # read its frames another way
 
 From random windows of real data the world model was not trained on (default: the run's last
 data epoch, collected after its final world model), steps the model as its env does (from 4 real
@@ -45,6 +46,9 @@ def define_flags():
     flags.DEFINE_integer("rollouts", 256, "windows of real data to step the model from")
     flags.DEFINE_integer("horizon", 32, "steps of each rollout")
     flags.DEFINE_integer("seed", 0, "seed of the windows drawn and the other actions")
+    flags.DEFINE_enum("frame_decoding", None, ["likeliest", "objects"],
+                      "how the model's frames are read off its pixel probabilities (default: its hparams' "
+                      "world_model.frame_decoding)")
 
 
 FLAGS = flags.FLAGS
@@ -55,6 +59,8 @@ def main(argv):
     if not FLAGS.run:
         raise UserError("--run is required: " + FLAGS["run"].help)
     hparams, action_space, _, model, store = load_loop_run(FLAGS.run, wm_dir=FLAGS.wm_dir)
+    if FLAGS.frame_decoding:  # before the model's step is traced, which reads it
+        model.hparams.frame_decoding = FLAGS.frame_decoding
     if not is_minatar_game(hparams.game):
         raise UserError(f"{hparams.game} is not a MinAtar game: its channels are colours, not objects")
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else [max(e.epoch for e in store.episodes)]

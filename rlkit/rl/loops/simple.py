@@ -351,6 +351,9 @@ def check_names(hparams):
     check_workers(hparams, hparams.real_num_envs)
     # The game first: a frameless env is wrong for the world model whatever the learner.
     check_image_game(hparams.game, "the SimPLe loop's world models")
+    if hparams.world_model.frame_decoding == "objects" and pixel_values(hparams) != 2:
+        raise UserError(f"world_model.frame_decoding=objects is for on/off frames (MinAtar's), and {hparams.game} "
+                        "gives 256-valued ones: use frame_decoding=likeliest")
     # Before check_learner, which imports TensorFlow: this mistake gets its line within a second.
     if hparams.initial_collection not in ("random", hparams.base_algo):
         raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or {hparams.base_algo} "
