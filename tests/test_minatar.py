@@ -110,9 +110,11 @@ def test_channels_are_drawn_in_colour():
 @pytest.fixture(scope="module")
 def minatar_run(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("minatar") / "run")
-    # With the episode-end head, which MinAtar's games need and SimPLe's model lacks.
+    # With the episode-end head, which MinAtar's games need and SimPLe's model lacks, and object
+    # frames (not SimPLe's) in its scheduled sampling and env; the likeliest frames run on Pong.
     result = run_module(LOOP, "--loop_hparams_set=rlmb_minatar_tiny",
-                        "--loop_hparams=world_model.predict_episode_ends=True", f"--output_dir={out}")
+                        "--loop_hparams=world_model.predict_episode_ends=True,world_model.frame_decoding=objects",
+                        f"--output_dir={out}")
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 
@@ -129,6 +131,7 @@ def test_rlmb_minatar_tiny_end_to_end(minatar_run):
     assert frames.shape == (1, 3, 10, 10, 4) and set(np.unique(frames)) <= {0, 255}
     with open(os.path.join(minatar_run, "eval_metrics", f"epoch_{hparams.epochs - 1}.json")) as f:
         summary = json.load(f)
+    assert json.load(open(os.path.join(minatar_run, "hparams.json")))["world_model"]["frame_decoding"] == "objects"
     assert set(summary["policy"]) == {"sampling_temp_0.0_max_noops_0", "sampling_temp_1.0_max_noops_0"}
     assert 0.0 <= summary["world_model"]["pixel_accuracy"] <= 1.0
     assert 0.0 <= summary["world_model"]["end_accuracy"] <= 1.0 and summary["world_model"]["end_loss"] > 0
