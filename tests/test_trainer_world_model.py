@@ -39,6 +39,10 @@ def test_trains_on_collected_pong_with_dreams_and_resumes(cli, tmp_path, rlmb_ti
     assert "Restored" in again.stderr and "at global step 40" in again.stderr
     assert "10/40 steps" not in again.stderr  # nothing was trained twice
 
+    # Object frames are for on/off frames (MinAtar's), not Pong's 256 values.
+    assert_one_line_error(cli(TRAINER, *TINY, "--hparams=frame_decoding=objects", f"--data_dir={data_dir}",
+                              f"--output_dir={tmp_path / 'objects'}"), "frame_decoding=objects is for on/off frames")
+
 
 def test_bad_input_gets_one_line(cli, tmp_path):
     out = str(tmp_path / "wm")

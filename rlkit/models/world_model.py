@@ -64,7 +64,6 @@ def object_frames(pixel_logits):
     the model is unsure of (P(on) 0.3-0.4 on each of two or three cells), so in a rollout fed on
     its own frames the object is gone for good (docs/results.md: Seaquest's submarine and
     torpedoes, Space Invaders' bullets)."""
-    assert pixel_logits.shape[-1] == 2, "object decoding is for on/off frames"
     on = tf.nn.softmax(pixel_logits)[..., 1]
     channels = on.shape[-1]
     neighbourhood = tf.nn.depthwise_conv2d(on, tf.ones([3, 3, channels, 1]), [1, 1, 1, 1], "SAME")

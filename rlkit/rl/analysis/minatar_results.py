@@ -51,9 +51,6 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("dreamer_paper_entropy_100k", "DreamerV2, Atari's KL, all starts, ratio 32, entropy 1e-3 @100K"),
            # Not DreamerV2: half of each batch's sequences drawn to hold a reward (rare-reward games).
            ("dreamer_rewarded_100k", "DreamerV2 + rewarded sequences @100K"),
-           # The same with DreamerV2's own entropy bonus (1e-3, not the MinAtar set's 0.01): on Freeway
-           # the actor's entropy rose through the run as its sampled return fell.
-           ("dreamer_rewarded_paper_entropy_100k", "DreamerV2 + rewarded sequences, entropy 1e-3 @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 # The final evaluation's spread over its episodes, where the run recorded it (since the
