@@ -177,6 +177,8 @@ def test_object_decoding_keeps_an_object_spread_over_cells_once_where_the_likeli
     on[0, 1, 1, 1], on[0, 6, 6:8, 1] = 0.9, 0.45  # channel 1: a sure cell; an object split evenly over two
     on[0, 2:5, 2:5, 2] = 0.06                # channel 2: a faint haze, no object
     on[0, 8, 8, 2] = 0.2                     # and a cell likelier than its neighbours, but alone under half an object
+    on[0, 6:9, 1:4, 2] = 0.07                # and a broad blur: two thirds of an object over 9 cells, none
+    on[0, 7, 2, 2] = 0.1                     # holding a third of it
     logits = tf.constant(np.stack([np.log(1 - on), np.log(on)], axis=-1))
 
     def cells(frames, channel):
