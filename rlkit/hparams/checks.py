@@ -160,6 +160,14 @@ def check_hparams(hparams, prefix=""):
     return hparams
 
 
+def check_frame_decoding(world_model, pixel_values):
+    """Object frames read on/off cells (MinAtar's): refused for frames of other values, which the
+    env gives (so no rule on the set alone can say)."""
+    if world_model.frame_decoding == "objects" and pixel_values != 2:
+        raise UserError(f"world_model.frame_decoding=objects is for on/off frames (MinAtar's), not frames of "
+                        f"{pixel_values} values: use frame_decoding=likeliest")
+
+
 def _fail(prefix, name, value, allowed):
     raise UserError(f"hparam {prefix + name!r} = {value!r}: {allowed}")
 

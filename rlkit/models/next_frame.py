@@ -37,7 +37,7 @@ import numpy as np
 import tensorflow as tf
 from keras import layers
 
-from rlkit.errors import UserError
+from rlkit.hparams.checks import check_frame_decoding
 from rlkit.models.registry import register_model
 from rlkit.models.world_model import (LOSS_KEYS, expected_rewards, most_likely, pixel_classes,
                                       predict_after_context)
@@ -173,9 +173,7 @@ class NextFrameBasicDeterministic(keras.Model):
         self.frame_shape = tuple(frame_shape)  # (H, W, C) of the env's frames
         self.num_actions = num_actions
         self.pixel_values = pixel_values  # classes per channel value: 256 on Atari, 2 on MinAtar
-        if hparams.frame_decoding == "objects" and pixel_values != 2:
-            raise UserError(f"world_model.frame_decoding=objects is for on/off frames (MinAtar's), not frames of "
-                            f"{pixel_values} values: use frame_decoding=likeliest")
+        check_frame_decoding(hparams, pixel_values)
         # Non-zero biases keep uniform (all-background) inputs from embedding to zero.
         self.embed = layers.Dense(hparams.hidden_size, bias_initializer=keras.initializers.RandomNormal(stddev=0.01))
         self.encoder, channels = [], [hparams.hidden_size]

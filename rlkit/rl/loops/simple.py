@@ -45,6 +45,7 @@ from rlkit.data_generators.make_env import (
 from rlkit.data_generators.replay import ReplayMemory
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
+from rlkit.hparams.checks import check_frame_decoding
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
 from rlkit.rl.learners.learner import build_learner, check_learner, learns_from_replay
@@ -351,9 +352,7 @@ def check_names(hparams):
     check_workers(hparams, hparams.real_num_envs)
     # The game first: a frameless env is wrong for the world model whatever the learner.
     check_image_game(hparams.game, "the SimPLe loop's world models")
-    if hparams.world_model.frame_decoding == "objects" and pixel_values(hparams) != 2:
-        raise UserError(f"world_model.frame_decoding=objects is for on/off frames (MinAtar's), and {hparams.game} "
-                        "gives 256-valued ones: use frame_decoding=likeliest")
+    check_frame_decoding(hparams.world_model, pixel_values(hparams))
     # Before check_learner, which imports TensorFlow: this mistake gets its line within a second.
     if hparams.initial_collection not in ("random", hparams.base_algo):
         raise UserError(f"initial_collection={hparams.initial_collection!r}: use random or {hparams.base_algo} "
