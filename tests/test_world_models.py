@@ -66,6 +66,18 @@ def test_pixel_loss_cutoff():
     np.testing.assert_allclose(float(metrics["reward_loss"]), np.log(3), rtol=1e-5)
 
 
+def test_changed_pixel_weight():
+    # Two on/off cells, both predicted with P(on) = 0.5 (cross-entropy ln 2 each); the second turned
+    # on since the frame before, so with weight 5 it counts 5 times: mean (1 + 5) / 2 x (ln 2 - cutoff).
+    target, previous = tf.constant([[0, 1]], tf.uint8), tf.constant([[0, 0]], tf.uint8)
+    unsure = tf.zeros([1, 2, 2])
+    plain = pixel_and_reward_losses(unsure, tf.zeros([1, 3]), target, tf.constant([0]), 0.03, previous)
+    np.testing.assert_allclose(float(plain["pixel_loss"]), np.log(2) - 0.03, rtol=1e-5)
+    weighted = pixel_and_reward_losses(unsure, tf.zeros([1, 3]), target, tf.constant([0]), 0.03, previous, 5.0)
+    np.testing.assert_allclose(float(weighted["pixel_loss"]), 3 * (np.log(2) - 0.03), rtol=1e-5)
+    assert float(weighted["pixel_accuracy"]) == float(plain["pixel_accuracy"])
+
+
 def test_tiny_model_overfits_a_batch_of_real_pong(pong_batch, tmp_path):
     keras.utils.set_random_seed(0)
     batch = lambda: tf.data.Dataset.from_tensors(pong_batch).repeat()  # noqa: E731

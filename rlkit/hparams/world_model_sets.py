@@ -34,6 +34,9 @@ def next_frame_basic_deterministic():
         # action says (MinAtar's players: docs/results.md, "Where the world models go wrong").
         full_resolution_action_layers=0,
         pixel_loss_cutoff=0.01,
+        # Not in SimPLe: the pixel loss's weight on pixels that changed since the frame before
+        # (1: SimPLe's plain mean), so a model cannot fade small moving objects cheaply.
+        changed_pixel_weight=1.0,
         reward_loss_coef=1.0,
         end_loss_coef=1.0,  # the end head's loss weight (with predict_episode_ends)
         # Not in SimPLe: the share of training windows drawn from those whose targets follow a

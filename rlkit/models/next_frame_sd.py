@@ -231,7 +231,8 @@ class NextFrameStochasticDiscrete(keras.Model):
             pixel_logits, reward_logits, end_logits, state = self.frame_model(history, action, state,
                                                                               inject_latent=inject, training=training)
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
-                                                     rewards[:, target - 1], hparams.pixel_loss_cutoff))
+                                                     rewards[:, target - 1], hparams.pixel_loss_cutoff,
+                                                     frames[:, target - 1], hparams.changed_pixel_weight))
             if self.frame_model.predicts_ends:
                 per_frame[-1].update(episode_end_losses(end_logits, features["ends"][:, target]))
             # Scheduled sampling: the next context holds the model's own frame for some examples.

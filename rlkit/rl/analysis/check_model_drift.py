@@ -64,7 +64,7 @@ def main(argv):
     if not is_minatar_game(hparams.game):
         raise UserError(f"{hparams.game} is not a MinAtar game: its channels are colours, not objects")
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else [max(e.epoch for e in store.episodes)]
-    context = hparams.world_model.num_context_frames
+    context = model.hparams.num_context_frames
     windows = store.windows(np.random.default_rng(FLAGS.seed), FLAGS.rollouts, context + FLAGS.horizon, epochs)
     if windows is None:
         raise UserError(f"no episode of data epochs {epochs} has {context + FLAGS.horizon} steps: use a smaller --horizon")

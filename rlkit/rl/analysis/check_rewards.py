@@ -84,7 +84,7 @@ def main(argv):
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
     hparams, action_space, _, model, store = load_loop_run(FLAGS.run, epochs, wm_dir=FLAGS.wm_dir)
     num_actions = int(action_space.n)
-    context = hparams.world_model.num_context_frames
+    context = model.hparams.num_context_frames
 
     rewarded, others = [], []
     rng = np.random.default_rng(0)

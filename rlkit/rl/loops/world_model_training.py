@@ -139,10 +139,15 @@ def load_loop_run(run_dir, data_epochs=None, wm_dir=None):
 
     hparams = cli.saved_hparams(run_dir)
     action_space, meanings = action_space_of(hparams)
-    model_hparams = hparams.world_model
     if wm_dir:
         model_hparams = cli.find_saved_hparams(wm_dir)  # a world model's own, or its loop run's
         model_hparams = model_hparams.world_model if "world_model" in model_hparams else model_hparams
+    elif "world_model" in hparams:
+        model_hparams = hparams.world_model
+    else:  # data alone (collect's, a Dreamer run's): whose world model is named apart
+        raise UserError(f"{run_dir} has no SimPLe world model (its hparams.json has no world_model): "
+                        "pass --wm_dir=DIR, a world model trained on its data (trainer_world_model), "
+                        "or --run=DIR of a trainer_model_based SimPLe run")
     model = load_world_model(model_hparams, wm_dir or os.path.join(run_dir, "world_model"), frame_shape(hparams),
                              int(action_space.n), pixel_values(hparams))
     return hparams, action_space, meanings, model, FrameStore(os.path.join(run_dir, "data"), data_epochs)
