@@ -111,10 +111,11 @@ def test_channels_are_drawn_in_colour():
 def minatar_run(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("minatar") / "run")
     # With the episode-end head, which MinAtar's games need and SimPLe's model lacks, and object
-    # frames (not SimPLe's) in its scheduled sampling and env; the likeliest frames run on Pong.
+    # frames and changed-pixel weights (not SimPLe's) in its training, scheduled sampling and env;
+    # the likeliest frames and the plain pixel loss run on Pong.
     result = run_module(LOOP, "--loop_hparams_set=rlmb_minatar_tiny",
-                        "--loop_hparams=world_model.predict_episode_ends=True,world_model.frame_decoding=objects",
-                        f"--output_dir={out}")
+                        "--loop_hparams=world_model.predict_episode_ends=True,world_model.frame_decoding=objects,"
+                        "world_model.changed_pixel_weight=10", f"--output_dir={out}")
     assert result.returncode == 0, result.stderr[-3000:]
     return out
 
@@ -178,6 +179,19 @@ def test_check_model_drift_counts_each_object_of_the_runs_frames(minatar_run):
                 assert wrong >= abs(real - model) - 1e-6, row
             assert [float(c.split(" / ")[0]) for c in row.split(" | ")[1:4]] == [1.0, 1.0, 1.0], row
         assert 0.0 <= float(table[3].split(" | ")[-1]) <= 1.0
+
+
+def test_check_model_drift_reads_data_alone_with_a_world_model_named_apart(minatar_run, tmp_path):
+    """Data without a SimPLe world model next to it (collect's) needs --wm_dir: one line without it."""
+    data_run = str(tmp_path / "random")
+    result = run_module("rlkit.rl.collect", "--hparams_set=collect_random_tiny", "--hparams=game=minatar/breakout",
+                        f"--output_dir={data_run}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    drift = ("rlkit.rl.analysis.check_model_drift", f"--run={data_run}", "--horizon=2", "--rollouts=4")
+    assert_one_line_error(run_module(*drift), "has no SimPLe world model")
+    result = run_module(*drift, f"--wm_dir={minatar_run}/world_model")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith(f"{data_run}: 4 rollouts from the ")
 
 
 def test_a_minatar_run_exports_colour_pngs_and_plays_and_records(minatar_run, tmp_path):
