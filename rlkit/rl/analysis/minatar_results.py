@@ -41,7 +41,7 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("simple_objects_expected_100k", "SimPLe + ends + one-cell objects + expected rewards @100K"),
            ("simple_rewarded_100k", "SimPLe + ends + one-cell objects + rewarded windows @100K"),
            ("simple_object_frames_100k", "SimPLe + ends + one-cell objects + object frames @100K"),
-           ("simple_changed_pixels_100k", "SimPLe + ends + one-cell objects + changed pixels x10 @100K"),
+           ("simple_changed_pixels_100k", "SimPLe + ends + one-cell objects + object frames + changed pixels x3 @100K"),
            ("dreamer_100k", "DreamerV2 @100K"), ("dreamer_1m", "DreamerV2 @1M"),
            # Ablations of dreamer_v2_minatar: train ratio 48 (18K gradient steps; the set's before
            # the seventeenth session); DreamerV2's Atari KL (scale 0.1, no free nats) at 48, then
