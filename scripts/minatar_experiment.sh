@@ -77,7 +77,9 @@ for game in "${games[@]}"; do
     done
   fi
   if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = simple ]; then
+    # Each game's best SimPLe set so far (docs/results.md, "Which SimPLe").
     set_name=rlmb_minatar_ends run=simple_ends_100k
+    if [ "$game" = seaquest ]; then set_name=rlmb_minatar_object_frames run=simple_object_frames_100k; fi
     if [ "$game" = freeway ] || [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
     for seed in $(seeds simple "$game"); do
       launch "$dir/${run}_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game" \
