@@ -192,6 +192,9 @@ def test_check_model_drift_reads_data_alone_with_a_world_model_named_apart(minat
     result = run_module(*drift, f"--wm_dir={minatar_run}/world_model")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.startswith(f"{data_run}: 4 rollouts from the ")
+    # PPO inside the model needs a loop run's settings: one line, not a traceback.
+    assert_one_line_error(run_module("rlkit.rl.analysis.check_simulated_reward", f"--run={data_run}",
+                                     f"--wm_dir={minatar_run}/world_model"), "not a trainer_model_based SimPLe run")
 
 
 def test_a_minatar_run_exports_colour_pngs_and_plays_and_records(minatar_run, tmp_path):
