@@ -70,16 +70,16 @@ def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_re
     that moves is 2 of MinAtar's 400 cells a channel, and a model that fades it loses little.
     """
     target_classes = pixel_classes(target_frame, pixel_logits.shape[-1])
-    pixel_xent = tf.nn.relu(tf.nn.sparse_softmax_cross_entropy_with_logits(target_classes, pixel_logits) - cutoff)
+    pixel_losses = tf.nn.relu(tf.nn.sparse_softmax_cross_entropy_with_logits(target_classes, pixel_logits) - cutoff)
     if changed_pixel_weight != 1.0:
         changed = tf.cast(tf.not_equal(target_frame, previous_frame), tf.float32)
-        pixel_xent *= 1.0 + (changed_pixel_weight - 1.0) * changed
+        pixel_losses *= 1.0 + (changed_pixel_weight - 1.0) * changed
     reward_class = tf.cast(target_reward, tf.int32) + 1
     reward_xent = tf.nn.sparse_softmax_cross_entropy_with_logits(reward_class, reward_logits)
     predicted_pixels = tf.argmax(pixel_logits, axis=-1, output_type=tf.int32)
     predicted_rewards = tf.argmax(reward_logits, axis=-1, output_type=tf.int32)
     return {
-        "pixel_loss": tf.reduce_mean(pixel_xent),
+        "pixel_loss": tf.reduce_mean(pixel_losses),
         "reward_loss": tf.reduce_mean(reward_xent),
         "pixel_accuracy": tf.reduce_mean(tf.cast(predicted_pixels == target_classes, tf.float32)),
         "reward_accuracy": tf.reduce_mean(tf.cast(predicted_rewards == reward_class, tf.float32)),
