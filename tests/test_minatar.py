@@ -3,6 +3,7 @@ the SimPLe loop end to end on `rlmb_minatar_tiny` with what a user then does wit
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -179,6 +180,19 @@ def test_check_model_drift_counts_each_object_of_the_runs_frames(minatar_run):
                 assert wrong >= abs(real - model) - 1e-6, row
             assert [float(c.split(" / ")[0]) for c in row.split(" | ")[1:4]] == [1.0, 1.0, 1.0], row
         assert 0.0 <= float(table[3].split(" | ")[-1]) <= 1.0
+
+
+def test_check_episode_ends_reads_the_run_both_ways(minatar_run):
+    """rlkit/rl/analysis/check_episode_ends.py on the tiny run's complete episodes, its frames read
+    the way the run's env reads them and the other way: one line of shares."""
+    for decoding in ("objects", "likeliest"):
+        result = run_module("rlkit.rl.analysis.check_episode_ends", f"--wm_dir={minatar_run}/world_model",
+                            f"--data_dir={minatar_run}/data", f"--frame_decoding={decoding}", "--episodes=16")
+        assert result.returncode == 0, result.stderr[-3000:]
+        count, last, before = re.fullmatch(
+            r"(\d+) episodes: end flagged at the real last frame ([\d.]+), at the 3 frames before it ([\d.]+)",
+            result.stdout.strip()).groups()
+        assert 0 < int(count) <= 16 and 0.0 <= float(last) <= 1.0 and 0.0 <= float(before) <= 1.0
 
 
 def test_check_model_drift_reads_data_alone_with_a_world_model_named_apart(minatar_run, tmp_path):

@@ -4,8 +4,9 @@
         --hparams=predict_episode_ends=True,train_steps=4000 --data_dir=RUN/data --output_dir=WM
     python -m rlkit.rl.analysis.check_episode_ends --wm_dir=WM --data_dir=RUN/data [--data_epochs=4] [--episodes=512]
     python -m rlkit.rl.analysis.check_episode_ends --wm_dir=RUN/world_model --data_dir=RUN/data   # a loop run's own
+    python -m rlkit.rl.analysis.check_episode_ends --wm_dir=WM --data_dir=DIR --frame_decoding=objects   # read its frames another way
 
-Steps the model as the world model's env does (from 4 stored frames 8 steps before the end of
+Steps the model as the world model's env does (from 4 stored frames 4 steps before the end of
 each complete episode, then on its own frames, with the real actions) and prints how often it
 flags the real last frame and the 3 frames before it.
 """
@@ -30,6 +31,9 @@ def define_flags():
     flags.DEFINE_string("data_dir", None, "the data dir its real episodes come from")
     flags.DEFINE_string("data_epochs", None, "comma-separated data epochs (default all)")
     flags.DEFINE_integer("episodes", 512, "complete episodes to check at most")
+    flags.DEFINE_enum("frame_decoding", None, ["likeliest", "objects"],
+                      "how the model's frames are read off its pixel probabilities (default: its hparams' "
+                      "world_model.frame_decoding)")
 
 
 FLAGS = flags.FLAGS
@@ -46,6 +50,8 @@ def main(argv):
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
     store = FrameStore(FLAGS.data_dir, epochs)
     num_actions, pixel_values = actions_and_pixel_values_of(FLAGS.data_dir)
+    if FLAGS.frame_decoding:  # before the model's step is traced, which reads it
+        hparams.frame_decoding = FLAGS.frame_decoding
     model = load_world_model(hparams, FLAGS.wm_dir, store.frame_shape, num_actions, pixel_values)
     context, steps = hparams.num_context_frames, 4
     windows = [store.window(i, len(e) - context - steps, context + steps) for i, e in enumerate(store.episodes)
