@@ -248,3 +248,20 @@ def test_a_rewarded_share_of_windows_has_a_reward_for_the_targets_to_predict(tmp
     assert {int(w["frames"][3, 0, 0, 1]) for w in everything} == {12, 13, 26, 27}
     half = np.mean([predicts_a_reward(w) for w in windows(0.5, 400)])
     assert 0.4 < half < 0.65
+
+
+def test_an_ending_share_of_windows_has_an_episode_end_for_the_targets_to_predict(tmp_path):
+    """Env 0's first episode ends on frame 9: the one window whose targets (steps 4 and 5) hold
+    it starts at frame 4; the other episodes go on past the data."""
+    store = store_with_two_rewards(str(tmp_path / "data"))
+
+    def windows(count, **shares):
+        dataset = store.window_dataset(4, 2, seed=0, pad_starts=True, **shares)
+        return list(dataset.take(count).as_numpy_iterator())
+    assert sum(w["ends"][4:].any() for w in windows(1000)) == 1  # every window once, one ending
+    ending = windows(50, ending_share=1.0)
+    assert all(w["ends"][5] == 1 and w["frames"][5, 0, 0, 1] == 9 and w["frames"][5, 0, 0, 0] == 0 for w in ending)
+    mixed = windows(400, rewarded_share=0.25, ending_share=0.25)
+    share_ending = np.mean([w["ends"][4:].any() for w in mixed])
+    share_rewarded = np.mean([w["rewards"][3:5].any() for w in mixed])
+    assert 0.15 < share_ending < 0.35 and 0.2 < share_rewarded < 0.45

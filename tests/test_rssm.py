@@ -121,6 +121,12 @@ def test_the_rssm_trains_and_steps_through_the_world_model_interface():
     assert history.shape == (4, context, 10, 10, 4)
     predicted = model.infer(features)
     assert predicted["frames"].shape == (4, 10, 10, 4) and predicted["rewards"].shape == (4,)
+    # At temperature 0 the prior step repeats: the env's ends are where 1 - P(continue) is above 0.5.
+    state = model.start_state(features["frames"][:, :context], features["actions"][:, :context - 1])
+    probabilities = model.end_probabilities(None, np.ones(4, np.int32), state, 0.0).numpy()
+    _, _, ends, _ = model.next_frame_and_end(None, np.ones(4, np.int32), state, 0.0)
+    assert probabilities.shape == (4,) and ((0 <= probabilities) & (probabilities <= 1)).all()
+    np.testing.assert_array_equal(ends.numpy(), probabilities > 0.5)
 
 
 def test_trainer_world_model_trains_an_rssm_on_collected_minatar_data(cli, tmp_path):

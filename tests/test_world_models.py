@@ -119,6 +119,26 @@ def test_checkpoint_round_trip_gives_identical_predictions(set_name, pong_batch,
     np.testing.assert_array_equal(expected["rewards"], actual["rewards"])
 
 
+@pytest.mark.parametrize("set_name", WORLD_MODELS)
+def test_the_end_heads_probability_is_what_the_env_ends_by(set_name, pong_batch):
+    """next_frame_and_end ends where end_probabilities is above 0.5; a head made sure of ends ends all."""
+    keras.utils.set_random_seed(0)
+    model = get_model(create_hparams(set_name, "predict_episode_ends=True").model)(
+        create_hparams(set_name, "predict_episode_ends=True"), *PONG)
+    history, actions = pong_batch["frames"][:, :4], pong_batch["actions"][:, 3]
+    state = model.start_state(history, pong_batch["actions"][:, :3])
+    for bias in (None, [-10.0, 10.0]):
+        head = getattr(model, "frame_model", model).end_head
+        if bias is not None:
+            head.kernel.assign(tf.zeros_like(head.kernel))
+            head.bias.assign(bias)
+        probabilities = model.end_probabilities(history, actions, state, 0.0).numpy()
+        _, _, ends, _ = model.next_frame_and_end(history, actions, state, 0.0)
+        assert probabilities.shape == (4,) and ((0 <= probabilities) & (probabilities <= 1)).all()
+        np.testing.assert_array_equal(ends.numpy(), probabilities > 0.5)
+    assert ends.numpy().all()
+
+
 @pytest.mark.parametrize("single_frame", [False, True])
 @pytest.mark.parametrize("set_name", WORLD_MODELS)
 def test_every_world_model_has_the_same_interface(set_name, single_frame, pong_batch):
@@ -143,6 +163,7 @@ def test_every_world_model_has_the_same_interface(set_name, single_frame, pong_b
     probabilities = model.reward_probabilities(history, actions, state, 0.0).numpy()
     assert probabilities.shape == (4, 3) and np.allclose(probabilities.sum(axis=1), 1.0)
     np.testing.assert_array_equal(probabilities.argmax(axis=1) - 1, rewards.numpy())
+    np.testing.assert_array_equal(model.end_probabilities(history, actions, state, 0.0), np.zeros(4))  # no end head
     loss, metrics = model.loss_and_metrics(pong_batch, 0, training=False)
     assert loss.shape == () and LOSS_KEYS <= set(metrics)
 

@@ -203,13 +203,14 @@ class FrameStore:
         return self.window(episode, start, length)
 
     def window_dataset(self, num_context_frames, num_target_frames, seed=None, epochs=None, pad_starts=False,
-                       rewarded_share=0.0):
+                       rewarded_share=0.0, ending_share=0.0):
         """A shuffled tf.data.Dataset of every window of context + target steps (of `epochs`),
         decoded in parallel as it is read; elements are `window`'s dicts. pad_starts: also the
         windows whose context begins before an episode's first frame (repeated), so every step
-        after an episode's first, of short episodes too, is a target. With `rewarded_share` (not
-        SimPLe's), the dataset repeats without end and that share of its windows is drawn from
-        those whose targets follow a rewarded step, so that a reward head sees rare rewards."""
+        after an episode's first, of short episodes too, is a target. With `rewarded_share` or
+        `ending_share` (not SimPLe's), the dataset repeats without end and that share of its
+        windows is drawn from those whose targets follow a rewarded step, or hold their episode's
+        last frame, so that a reward or end head sees rare rewards or ends."""
         import tensorflow as tf  # only the datasets need TensorFlow
 
         length = num_context_frames + num_target_frames
@@ -233,26 +234,33 @@ class FrameStore:
             return (tf.data.Dataset.from_tensor_slices(pairs)
                     .shuffle(len(pairs), seed=seed, reshuffle_each_iteration=True))
 
-        dataset = shuffled(starts)
-        # A target frame i is predicted with the reward of step i - 1: window steps context-1 .. length-2.
-        rewarded = starts[self._rewarded_between(starts, num_context_frames - 1, length - 2)] if rewarded_share else []
-        if len(rewarded):
+        # A target frame i is predicted with the reward of step i - 1 (window steps context-1 ..
+        # length-2) and with its own end (steps context .. length-1).
+        drawn = [(starts, 1.0 - rewarded_share - ending_share)]
+        if rewarded_share:
+            drawn.append((starts[self._any_between(starts, num_context_frames - 1, length - 2, "rewards")],
+                          rewarded_share))
+        if ending_share:
+            drawn.append((starts[self._any_between(starts, num_context_frames, length - 1, "dones")], ending_share))
+        drawn = [(pairs, weight) for pairs, weight in drawn if len(pairs) and weight > 0]
+        if len(drawn) == 1 and drawn[0][0] is starts:  # every window once per pass, as SimPLe draws them
+            dataset = shuffled(starts)
+        else:
             dataset = tf.data.Dataset.sample_from_datasets(
-                [dataset.repeat(), shuffled(rewarded).repeat()], weights=[1 - rewarded_share, rewarded_share],
-                seed=seed)
+                [shuffled(pairs).repeat() for pairs, _ in drawn], weights=[weight for _, weight in drawn], seed=seed)
         return dataset.map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
-    def _rewarded_between(self, starts, first_offset, last_offset):
+    def _any_between(self, starts, first_offset, last_offset, column):
         """[M] bool: whether any step first..last_offset steps after each window start of `starts`
-        [M, 2] (episode, start; padded starts are before the episode, where no step is rewarded)
-        has a non-zero (clipped) reward."""
-        rewards, steps = self._column("rewards"), self._column("episode_steps")
+        [M, 2] (episode, start; padded starts are before the episode, where no step counts) has a
+        non-zero `column` (a clipped reward, an end)."""
+        values, steps = self._column(column), self._column("episode_steps")
         episode_starts = self._column("episode_start")[starts[:, 0]]
-        rewarded = np.zeros(len(starts), bool)
+        found = np.zeros(len(starts), bool)
         for offset in range(first_offset, last_offset + 1):
             positions = starts[:, 1] + offset
-            rewarded |= (positions >= 0) & (rewards[steps[episode_starts + np.maximum(positions, 0)]] != 0)
-        return rewarded
+            found |= (positions >= 0) & (values[steps[episode_starts + np.maximum(positions, 0)]] != 0)
+        return found
 
     # Sequences: DreamerV2's training chunks, which run on from one episode into another.
 

@@ -105,7 +105,7 @@ RULES = {
     "single_frame": anything, "predict_episode_ends": anything, "full_resolution_action_layers": non_negative,
     "pixel_loss_cutoff": non_negative, "changed_pixel_weight": positive, "reward_loss_coef": non_negative,
     "end_loss_coef": non_negative,
-    "rewarded_window_share": probability, "frame_decoding": one_of("likeliest", "objects"),
+    "rewarded_window_share": probability, "ending_window_share": probability, "frame_decoding": one_of("likeliest", "objects"),
     "learning_rate_warmup_steps": non_negative, "clip_grad_norm": positive, "batch_size": positive,
     "mixed_precision": anything, "train_steps": positive, "save_checkpoints_steps": positive,
     "save_summary_steps": positive, "keep_checkpoints": positive, "dream_length": positive,
@@ -179,6 +179,9 @@ def _check_together(hparams, prefix):
     if "filter_double_steps" in hparams and get("filter_double_steps") > get("num_compress_steps"):
         _fail(prefix, "filter_double_steps", get("filter_double_steps"),
               f"must be at most num_compress_steps ({get('num_compress_steps')})")
+    if get("rewarded_window_share", 0.0) + get("ending_window_share", 0.0) > 1.0:
+        _fail(prefix, "ending_window_share", get("ending_window_share"),
+              f"with rewarded_window_share ({get('rewarded_window_share')}) must add up to at most 1")
     if get("single_frame") and not get("recurrent_state_size"):
         _fail(prefix, "single_frame", True, "needs recurrent_state_size > 0 (the state is the model's only memory)")
     if "epochs" in hparams and "num_real_env_steps" in hparams:

@@ -54,6 +54,7 @@ def rssm_atari():
         # trainer_world_model's windows only (as SimPLe's models'); the Dreamer loop draws its
         # sequences with the loop's rewarded_sequence_share.
         rewarded_window_share=0.0,
+        ending_window_share=0.0,
         mixed_precision=False,
         train_steps=100_000,
         save_checkpoints_steps=1000,

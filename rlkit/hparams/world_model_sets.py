@@ -42,6 +42,9 @@ def next_frame_basic_deterministic():
         # Not in SimPLe: the share of training windows drawn from those whose targets follow a
         # rewarded step, for games whose rewards are too rare for the reward head (Asterix: 0.73%).
         rewarded_window_share=0.0,
+        # Not in SimPLe: the share drawn from those whose targets hold their episode's last frame,
+        # for games whose ends are too rare for the end head (Asterix: one frame in ~90).
+        ending_window_share=0.0,
         # "likeliest" (SimPLe's): each cell's likeliest value. Not in SimPLe, for on/off frames:
         # "objects" also keeps an object spread over neighbouring cells at its likeliest cell
         # (rlkit.models.world_model.object_frames), where the likeliest frame loses it.

@@ -111,6 +111,14 @@ def likeliest_ends(end_logits, batch):
     return tf.argmax(end_logits, axis=-1, output_type=tf.int32) == 1
 
 
+def end_probabilities(end_logits, batch):
+    """[B] the end head's probability that each predicted frame is its episode's last (0
+    without an end head)."""
+    if end_logits is None:
+        return tf.zeros([batch], tf.float32)
+    return tf.nn.softmax(end_logits)[:, 1]
+
+
 class ConvGRU(layers.Layer):
     """A convolutional GRU cell: the state keeps its resolution and is updated from the input."""
 
@@ -371,6 +379,14 @@ class NextFrameBasicDeterministic(keras.Model):
         del temperature
         _, reward_logits, _, _ = self(history, actions, state, training=False)
         return tf.nn.softmax(reward_logits)
+
+    @tf.function(reduce_retracing=True, autograph=False)
+    def end_probabilities(self, history, actions, state, temperature=1.0):
+        """[B] the end head's probability that the frame `next_frame` predicts is its episode's
+        last (for diagnostics: `next_frame_and_end` ends where it is above 0.5)."""
+        del temperature
+        _, _, end_logits, _ = self(history, actions, state, training=False)
+        return end_probabilities(end_logits, tf.shape(actions)[0])
 
     def infer(self, features):
         return predict_after_context(self, features)

@@ -32,7 +32,8 @@ import tensorflow as tf
 from keras import layers
 
 from rlkit.models.next_frame import (ActionInjection, NextFrameBasicDeterministic, add_timing_signal,
-                                     episode_end_losses, likeliest_ends, pixel_and_reward_losses, stack_frames)
+                                     end_probabilities, episode_end_losses, likeliest_ends,
+                                     pixel_and_reward_losses, stack_frames)
 from rlkit.models.registry import register_model
 from rlkit.models.world_model import (FRAME_DECODINGS, LOSS_KEYS, append_frame, expected_rewards, most_likely,
                                       predict_after_context)
@@ -299,6 +300,14 @@ class NextFrameStochasticDiscrete(keras.Model):
         inject = self._prior_latent(history, None, actions, tf.cast(temperature, tf.float32), [])
         _, reward_logits, _, _ = self.frame_model(history, actions, state, inject_latent=inject, training=False)
         return tf.nn.softmax(reward_logits)
+
+    @tf.function(reduce_retracing=True, autograph=False)
+    def end_probabilities(self, history, actions, state, temperature=1.0):
+        """[B] the end head's probability that the frame `next_frame` predicts is its episode's
+        last, with bits from the prior at `temperature` (`next_frame_and_end` ends above 0.5)."""
+        inject = self._prior_latent(history, None, actions, tf.cast(temperature, tf.float32), [])
+        _, _, end_logits, _ = self.frame_model(history, actions, state, inject_latent=inject, training=False)
+        return end_probabilities(end_logits, tf.shape(actions)[0])
 
     def infer(self, features):
         return predict_after_context(self, features)

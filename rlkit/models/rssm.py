@@ -359,6 +359,12 @@ class RSSM(keras.Model):
         _, rewards, _ = self.next_frame(history, actions, state, temperature)
         return tf.one_hot(rewards + 1, 3)
 
+    def end_probabilities(self, history, actions, state, temperature=1.0):
+        """[B] 1 - the continue head's probability for the step `next_frame` takes."""
+        state, _ = self.prior_step(state, tf.convert_to_tensor(actions, tf.int32), float(temperature))
+        _, continue_logits = self.heads(self.features(state))
+        return tf.nn.sigmoid(-continue_logits)
+
     def infer(self, features):
         context = self.hparams.num_context_frames
         state = self.start_state(features["frames"][:, :context], features["actions"][:, :context - 1])

@@ -8,17 +8,23 @@
 
 Steps the model as the world model's env does (from 4 stored frames 4 steps before the end of
 each complete episode, then on its own frames, with the real actions) and prints how often it
-flags the real last frame and the 3 frames before it.
+flags the real last frame and the 3 frames before it. Then, each predicted from the real frames
+before it, the end head's probability on the real last frames, the 3 before them and as many
+other stored frames, and how often a last frame scores above another (ROC AUC; 0.5 is chance):
+a head that never flags an end may still sense where they are (then the flag's threshold is
+the limit), or sense nothing (then its training is).
 """
 
 
 import numpy as np
+import tensorflow as tf
 from absl import flags
 
 from rlkit import cli
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.errors import UserError, run_command
 from rlkit.models.world_model import imagine
+from rlkit.rl.analysis.check_rewards import ranked_above
 from rlkit.rl.loops.world_model_training import (
     actions_and_pixel_values_of,
     load_world_model,
@@ -37,6 +43,21 @@ def define_flags():
 
 
 FLAGS = flags.FLAGS
+BATCH = 64
+
+
+def end_probabilities(model, store, frames_at, context):
+    """[N] the model's P(end) for each stored (episode, position) of `frames_at`, predicted from
+    the `context` real frames before it (padded at the episode's start) and their actions."""
+    result = []
+    for first in range(0, len(frames_at), BATCH):
+        windows = [store.window(episode, position - context, context + 1)
+                   for episode, position in frames_at[first:first + BATCH]]
+        frames = tf.constant(np.stack([w["frames"][:context] for w in windows]))
+        actions = np.stack([w["actions"] for w in windows])
+        state = model.start_state(frames, tf.constant(actions[:, :context - 1]), 0.0)
+        result.append(model.end_probabilities(frames, tf.constant(actions[:, context - 1]), state, 0.0).numpy())
+    return np.concatenate(result)
 
 
 def main(argv):
@@ -57,10 +78,21 @@ def main(argv):
     windows = [store.window(i, len(e) - context - steps, context + steps) for i, e in enumerate(store.episodes)
                if e.complete and len(e) > steps][:FLAGS.episodes]
     frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
-    _, _, flags, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + steps],
+    _, _, flagged, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + steps],
                                 temperature=0.0, history_actions=actions[:, :context - 1])
-    print(f"{len(windows)} episodes: end flagged at the real last frame {flags[:, -1].mean():.3f}, "
-          f"at the {steps - 1} frames before it {flags[:, :-1].mean():.3f}")
+    print(f"{len(windows)} episodes: end flagged at the real last frame {flagged[:, -1].mean():.3f}, "
+          f"at the {steps - 1} frames before it {flagged[:, :-1].mean():.3f}")
+
+    complete = [(i, len(e)) for i, e in enumerate(store.episodes) if e.complete and len(e) > steps][:FLAGS.episodes]
+    last = end_probabilities(model, store, [(i, length - 1) for i, length in complete], context)
+    before = end_probabilities(model, store, [(i, length - 1 - d) for i, length in complete
+                                              for d in range(1, steps)], context)
+    rng = np.random.default_rng(0)
+    others = [(i, int(rng.integers(1, len(e) - steps))) for i, e in enumerate(store.episodes) if len(e) > steps + 1]
+    other = end_probabilities(model, store, [others[j] for j in rng.integers(len(others), size=len(before))], context)
+    print(f"P(end) from real frames: at the real last frames {last.mean():.3f} (above 0.5: {np.mean(last > 0.5):.3f}), "
+          f"at the {steps - 1} before them {before.mean():.3f}, at {len(other)} other frames {other.mean():.4f}; "
+          f"last above other (AUC) {ranked_above(last, other):.3f}")
 
 
 if __name__ == "__main__":

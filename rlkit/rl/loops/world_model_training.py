@@ -22,11 +22,13 @@ def window_input_fn(store, hparams, seed, data_epochs=None, training=True):
     """Shuffled, repeated batches of context + target windows from a FrameStore. A model that
     predicts episode ends also learns from windows at episodes' starts (their context padded), so
     that episodes shorter than a window, and their ends, are in the data. In training, the set's
-    rewarded_window_share of the windows hold a reward; evaluation sees windows as they come."""
+    rewarded_window_share of the windows hold a reward and its ending_window_share an episode's
+    end; evaluation sees windows as they come."""
     try:
         windows = store.window_dataset(hparams.num_context_frames, hparams.num_target_frames, seed=seed,
                                        epochs=data_epochs, pad_starts=hparams.predict_episode_ends,
-                                       rewarded_share=hparams.rewarded_window_share if training else 0.0)
+                                       rewarded_share=hparams.rewarded_window_share if training else 0.0,
+                                       ending_share=hparams.ending_window_share if training else 0.0)
     except ValueError as e:
         raise UserError(str(e)) from None
     dataset = windows.repeat().batch(hparams.batch_size, drop_remainder=True).prefetch(2)
