@@ -39,15 +39,17 @@ def test_a_fresh_machine_starts_only_the_runs_the_archive_lacks_finished(tmp_pat
 
 
 def test_each_game_runs_its_best_simple_set(tmp_path):
-    """Seaquest's SimPLe rows come from object frames, Freeway's from SimPLe as published, the others'
-    from episode ends; SIMPLE=faithful runs SimPLe as published everywhere."""
+    """Seaquest's SimPLe rows come from object frames, Space Invaders' from changed pixels, Freeway's
+    from SimPLe as published, the others' from episode ends; SIMPLE=faithful runs SimPLe as
+    published everywhere."""
     runs, archive = tmp_path / "runs", tmp_path / "archive"
     sets = {}
-    for game in ("breakout", "freeway", "seaquest"):
+    for game in ("breakout", "freeway", "seaquest", "space_invaders"):
         commands, _ = dry_run(runs, archive, game, ONLY="simple")
         sets[game] = {command.split("--loop_hparams_set=")[1].split()[0] for command in commands}
     assert sets == {"breakout": {"rlmb_minatar_ends"}, "freeway": {"rlmb_minatar"},
-                    "seaquest": {"rlmb_minatar_object_frames"}}
+                    "seaquest": {"rlmb_minatar_object_frames"},
+                    "space_invaders": {"rlmb_minatar_changed_pixels"}}
     commands, _ = dry_run(runs, archive, "seaquest", ONLY="simple", SIMPLE="faithful")
     assert all("--loop_hparams_set=rlmb_minatar " in command and "/seaquest/simple_100k_s" in command
                for command in commands) and len(commands) == 3

@@ -184,21 +184,24 @@ def test_check_model_drift_counts_each_object_of_the_runs_frames(minatar_run):
 
 def test_check_episode_ends_reads_the_run_both_ways(minatar_run):
     """rlkit/rl/analysis/check_episode_ends.py on the tiny run's complete episodes, its frames read
-    the way the run's env reads them and the other way: a line of flagged shares, and one of the
-    end head's probabilities from real frames."""
+    the way the run's env reads them and the other way: flagged shares from two distances before
+    the end, and the end head's probabilities from real frames."""
     for decoding in ("objects", "likeliest"):
         result = run_module("rlkit.rl.analysis.check_episode_ends", f"--wm_dir={minatar_run}/world_model",
                             f"--data_dir={minatar_run}/data", f"--frame_decoding={decoding}", "--episodes=16")
         assert result.returncode == 0, result.stderr[-3000:]
-        flagged, probabilities = result.stdout.strip().splitlines()
-        count, last, before = re.fullmatch(
-            r"(\d+) episodes: end flagged at the real last frame ([\d.]+), at the 3 frames before it ([\d.]+)",
-            flagged).groups()
-        assert 0 < int(count) <= 16 and 0.0 <= float(last) <= 1.0 and 0.0 <= float(before) <= 1.0
+        *flagged, probabilities = result.stdout.strip().splitlines()
+        counts = []
+        for line, distance in zip(flagged, (4, 7), strict=True):  # the last frame 4, then 7, steps in
+            count, last, before, earlier = re.fullmatch(
+                rf"(\d+) episodes from {distance} steps before their end: end flagged at the real last frame "
+                r"([\d.]+), at the 3 frames before it ([\d.]+), earlier ([\d.]+)", line).groups()
+            assert 0 < int(count) <= 16 and all(0.0 <= float(share) <= 1.0 for share in (last, before, earlier))
+            counts.append(int(count))
         shares = re.fullmatch(r"P\(end\) from real frames: at the real last frames ([\d.]+) \(above 0\.5: ([\d.]+)\), "
                               r"at the 3 before them ([\d.]+), at (\d+) other frames ([\d.]+); "
                               r"last above other \(AUC\) ([\d.]+)", probabilities).groups()
-        assert int(shares[3]) == 3 * int(count)  # as many other frames as frames before the last ones
+        assert int(shares[3]) == 3 * counts[0]  # as many other frames as frames before the last ones
         assert all(0.0 <= float(share) <= 1.0 for i, share in enumerate(shares) if i != 3)
 
 

@@ -43,7 +43,9 @@ def next_frame_basic_deterministic():
         # rewarded step, for games whose rewards are too rare for the reward head (Asterix: 0.73%).
         rewarded_window_share=0.0,
         # Not in SimPLe: the share drawn from those whose targets hold their episode's last frame,
-        # for games whose ends are too rare for the end head (Asterix: one frame in ~90).
+        # for games whose ends are too rare for the end head (Asterix: one frame in ~90). Measured
+        # harmful so far: an end is always a window's last target, so the head learns when ends
+        # come, not where (docs/results.md, "Ending windows").
         ending_window_share=0.0,
         # "likeliest" (SimPLe's): each cell's likeliest value. Not in SimPLe, for on/off frames:
         # "objects" also keeps an object spread over neighbouring cells at its likeliest cell

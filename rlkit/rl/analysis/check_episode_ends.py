@@ -6,13 +6,13 @@
     python -m rlkit.rl.analysis.check_episode_ends --wm_dir=RUN/world_model --data_dir=RUN/data   # a loop run's own
     python -m rlkit.rl.analysis.check_episode_ends --wm_dir=WM --data_dir=DIR --frame_decoding=objects   # read its frames another way
 
-Steps the model as the world model's env does (from 4 stored frames 4 steps before the end of
-each complete episode, then on its own frames, with the real actions) and prints how often it
-flags the real last frame and the 3 frames before it. Then, each predicted from the real frames
-before it, the end head's probability on the real last frames, the 3 before them and as many
-other stored frames, and how often a last frame scores above another (ROC AUC; 0.5 is chance):
-a head that never flags an end may still sense where they are (then the flag's threshold is
-the limit), or sense nothing (then its training is).
+Steps the model as the world model's env does (from 4 stored frames 4, and then 7, steps before
+the end of each complete episode, then on its own frames, with the real actions) and prints how
+often it flags the real last frame, the 3 frames before it and those earlier. Then, each
+predicted from the real frames before it, the end head's probability on the real last frames,
+the 3 before them and as many other stored frames, and how often a last frame scores above
+another (ROC AUC; 0.5 is chance): a head that never flags an end may still sense where they are
+(then the flag's threshold is the limit), or sense nothing (then its training is).
 """
 
 
@@ -75,13 +75,20 @@ def main(argv):
         hparams.frame_decoding = FLAGS.frame_decoding
     model = load_world_model(hparams, FLAGS.wm_dir, store.frame_shape, num_actions, pixel_values)
     context, steps = hparams.num_context_frames, 4
-    windows = [store.window(i, len(e) - context - steps, context + steps) for i, e in enumerate(store.episodes)
-               if e.complete and len(e) > steps][:FLAGS.episodes]
-    frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
-    _, _, flagged, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + steps],
-                                temperature=0.0, history_actions=actions[:, :context - 1])
-    print(f"{len(windows)} episodes: end flagged at the real last frame {flagged[:, -1].mean():.3f}, "
-          f"at the {steps - 1} frames before it {flagged[:, :-1].mean():.3f}")
+    # From two distances before the end: a model whose ends come a fixed number of steps after
+    # its start (ends fall on a training window's last target, so the model can learn when, not
+    # where) flags the last frame from one distance only.
+    for distance in (steps, 2 * steps - 1):
+        windows = [store.window(i, len(e) - context - distance, context + distance)
+                   for i, e in enumerate(store.episodes) if e.complete and len(e) > distance][:FLAGS.episodes]
+        if not windows:
+            raise UserError(f"no complete episode in {FLAGS.data_dir} has more than {distance} steps")
+        frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
+        _, _, flagged, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + distance],
+                                      temperature=0.0, history_actions=actions[:, :context - 1])
+        print(f"{len(windows)} episodes from {distance} steps before their end: end flagged at the real last "
+              f"frame {flagged[:, -1].mean():.3f}, at the {steps - 1} frames before it "
+              f"{flagged[:, -steps:-1].mean():.3f}, earlier {flagged[:, :-steps].mean() if distance > steps else 0.0:.3f}")
 
     complete = [(i, len(e)) for i, e in enumerate(store.episodes) if e.complete and len(e) > steps][:FLAGS.episodes]
     last = end_probabilities(model, store, [(i, length - 1) for i, length in complete], context)
