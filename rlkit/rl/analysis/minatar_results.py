@@ -60,7 +60,8 @@ STD_TAG, EPISODES_TAG = ("episodes/eval/sampling_temp_1.0_max_noops_0_std_unclip
                          "episodes/eval/sampling_temp_1.0_max_noops_0_episodes")
 # Across games: SimPLe's set for each kind of game (docs/results.md, "Which SimPLe"), the
 # baseline the others are compared with and the reference that normalises scores (random = 0).
-BEST_SIMPLE = ("SimPLe (its set per game)", {"freeway": "simple_100k"}, "simple_ends_100k")
+BEST_SIMPLE = ("SimPLe (its set per game)", {"freeway": "simple_100k", "seaquest": "simple_object_frames_100k",
+                                             "space_invaders": "simple_changed_pixels_100k"}, "simple_ends_100k")
 BASELINE, REFERENCE = "PPO @100K", "PPO @1M"
 STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
