@@ -236,18 +236,18 @@ class FrameStore:
 
         # A target frame i is predicted with the reward of step i - 1 (window steps context-1 ..
         # length-2) and with its own end (steps context .. length-1).
-        drawn = [(starts, 1.0 - rewarded_share - ending_share)]
-        if rewarded_share:
-            drawn.append((starts[self._any_between(starts, num_context_frames - 1, length - 2, "rewards")],
-                          rewarded_share))
-        if ending_share:
-            drawn.append((starts[self._any_between(starts, num_context_frames, length - 1, "dones")], ending_share))
-        drawn = [(pairs, weight) for pairs, weight in drawn if len(pairs) and weight > 0]
-        if len(drawn) == 1 and drawn[0][0] is starts:  # every window once per pass, as SimPLe draws them
+        special = [(starts[self._any_between(starts, first, last, column)], share)
+                   for share, first, last, column in ((rewarded_share, num_context_frames - 1, length - 2, "rewards"),
+                                                      (ending_share, num_context_frames, length - 1, "dones"))
+                   if share]
+        special = [(pairs, share) for pairs, share in special if len(pairs)]
+        if not special:  # every window once per pass, as SimPLe draws them
             dataset = shuffled(starts)
         else:
+            uniform_share = 1.0 - sum(share for _, share in special)
             dataset = tf.data.Dataset.sample_from_datasets(
-                [shuffled(pairs).repeat() for pairs, _ in drawn], weights=[weight for _, weight in drawn], seed=seed)
+                [shuffled(starts).repeat()] + [shuffled(pairs).repeat() for pairs, _ in special],
+                weights=[uniform_share] + [share for _, share in special], seed=seed)
         return dataset.map(load, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
     def _any_between(self, starts, first_offset, last_offset, column):

@@ -17,14 +17,13 @@ another (ROC AUC; 0.5 is chance): a head that never flags an end may still sense
 
 
 import numpy as np
-import tensorflow as tf
 from absl import flags
 
 from rlkit import cli
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.errors import UserError, run_command
 from rlkit.models.world_model import imagine
-from rlkit.rl.analysis.check_rewards import ranked_above
+from rlkit.rl.analysis.check_rewards import ranked_above, real_steps
 from rlkit.rl.loops.world_model_training import (
     actions_and_pixel_values_of,
     load_world_model,
@@ -43,21 +42,14 @@ def define_flags():
 
 
 FLAGS = flags.FLAGS
-BATCH = 64
 
 
 def end_probabilities(model, store, frames_at, context):
     """[N] the model's P(end) for each stored (episode, position) of `frames_at`, predicted from
     the `context` real frames before it (padded at the episode's start) and their actions."""
-    result = []
-    for first in range(0, len(frames_at), BATCH):
-        windows = [store.window(episode, position - context, context + 1)
-                   for episode, position in frames_at[first:first + BATCH]]
-        frames = tf.constant(np.stack([w["frames"][:context] for w in windows]))
-        actions = np.stack([w["actions"] for w in windows])
-        state = model.start_state(frames, tf.constant(actions[:, :context - 1]), 0.0)
-        result.append(model.end_probabilities(frames, tf.constant(actions[:, context - 1]), state, 0.0).numpy())
-    return np.concatenate(result)
+    steps = [(episode, position - 1) for episode, position in frames_at]  # the steps that led to them
+    return np.concatenate([model.end_probabilities(frames, actions, state, 0.0).numpy()
+                           for _, frames, actions, state in real_steps(model, store, steps, context, 0.0)])
 
 
 def main(argv):

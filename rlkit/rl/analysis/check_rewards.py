@@ -35,18 +35,27 @@ from rlkit.rl.loops.world_model_training import load_loop_run
 BATCH = 32  # windows per model call: a batch of Atari frames' pixel logits takes hundreds of MB
 
 
+def real_steps(model, store, steps, context, temperature):
+    """For each batch of the stored `steps` [(episode, position)]: their windows of the `context`
+    real frames ending at each step (padded at an episode's start), the frames [B, k, H, W, C],
+    each step's action [B] and the model's state after the frames before it, as the world model's
+    env starts from stored frames."""
+    for first in range(0, len(steps), BATCH):
+        windows = [store.window(episode, position - context + 1, context) for episode, position in steps[first:][:BATCH]]
+        frames = tf.constant(np.stack([w["frames"] for w in windows]))
+        actions = np.stack([w["actions"] for w in windows])
+        yield windows, frames, tf.constant(actions[:, -1]), model.start_state(frames, tf.constant(actions[:, :-1]),
+                                                                               temperature)
+
+
 def predicted_rewards(model, store, steps, context, temperature):
     """The model's rewards [N] for the stored `steps` [(episode, position)], each predicted from
     the `context` real frames ending at it (the last one's action is the step's), the real
     rewards [N], and the reward head's probability of any reward (of -1 or 1) [N]."""
     predicted, real, any_reward = [], [], []
-    for first in range(0, len(steps), BATCH):
-        windows = [store.window(episode, position - context + 1, context) for episode, position in steps[first:][:BATCH]]
-        frames = tf.constant(np.stack([w["frames"] for w in windows]))
-        actions = np.stack([w["actions"] for w in windows])
-        state = model.start_state(frames, tf.constant(actions[:, :-1]), temperature)
+    for windows, frames, actions, state in real_steps(model, store, steps, context, temperature):
         # One pass: the likeliest reward of the head's distribution is the one next_frame predicts.
-        probabilities = model.reward_probabilities(frames, tf.constant(actions[:, -1]), state, temperature).numpy()
+        probabilities = model.reward_probabilities(frames, actions, state, temperature).numpy()
         predicted.append(probabilities.argmax(axis=1) - 1)
         real.append(np.array([w["rewards"][-1] for w in windows]))
         any_reward.append(1.0 - probabilities[:, 1])
