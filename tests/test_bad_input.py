@@ -100,6 +100,8 @@ def test_bad_hparams_get_one_line_and_write_nothing(module, args, fragments, tmp
     ("rlmb_tiny", "world_model.single_frame=True,world_model.recurrent_state_size=0",
      r"'world_model\.single_frame' = True: needs recurrent_state_size > 0"),
     ("rlmb_tiny", "num_real_env_steps=1", r"'num_real_env_steps' = 1: must be at least epochs"),
+    ("rlmb_tiny", "world_model.end_target=first_frame",
+     r"'world_model\.end_target' = 'first_frame': must be one of 'last_frame', 'ending_step'"),
     ("rlmb_tiny", "world_model.rewarded_window_share=0.5,world_model.ending_window_share=0.6",
      r"'world_model\.ending_window_share' = 0\.6: with rewarded_window_share \(0\.5\) must add up to at most 1"),
 ])

@@ -265,3 +265,32 @@ def test_an_ending_share_of_windows_has_an_episode_end_for_the_targets_to_predic
     share_ending = np.mean([w["ends"][4:].any() for w in mixed])
     share_rewarded = np.mean([w["rewards"][3:5].any() for w in mixed])
     assert 0.15 < share_ending < 0.35 and 0.2 < share_rewarded < 0.45
+
+
+def test_windows_past_an_episodes_end_mark_the_steps_after_it_and_hold_its_ending_step_at_each_target(tmp_path):
+    """With past_end (world_model.end_target=ending_step) a window may run up to its targets'
+    number of steps past its episode's last frame: those steps repeat the last frame with no
+    action, reward or end, and `stored` says which they are. Env 0's first episode ends on frame 9."""
+    store = store_with_two_rewards(str(tmp_path / "data"))
+
+    def windows(count=None, **options):
+        dataset = store.window_dataset(4, 2, seed=0, pad_starts=True, past_end=True, **options)
+        return list((dataset.take(count) if count else dataset).as_numpy_iterator())
+    everything = windows()
+    assert len(everything) == len(store.window_starts(6, padding=3, past_end=2)) == 10 + 20 + 30
+    for window in everything:
+        stored = window["stored"].astype(bool)
+        assert stored[:4].all() and (np.diff(window["stored"]) <= 0).all()  # the context always stored
+        last = np.flatnonzero(stored)[-1]
+        assert (window["frames"][~stored] == window["frames"][last]).all()
+        assert not (window["actions"][~stored].any() or window["rewards"][~stored].any() or window["ends"][~stored].any())
+    # Every window once, the ending step of env 0's episode as the last context frame's (both
+    # targets past the end) or as the first target's (the second past it).
+    ending = [w for w in everything if w["ends"].any()]
+    assert sorted(int(np.argmax(w["ends"])) for w in ending) == [3, 4, 5]
+    # With an ending share, the end is a target's step (the step before a target frame: 3 or 4).
+    drawn = windows(100, ending_share=1.0)
+    places = [int(np.argmax(w["ends"])) for w in drawn]
+    assert all(w["ends"].sum() == 1 and w["frames"][p, 0, 0, 1] == 9 and w["frames"][p, 0, 0, 0] == 0
+               and not w["stored"][p + 1:].any() for w, p in zip(drawn, places))
+    assert set(places) == {3, 4}

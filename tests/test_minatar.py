@@ -4,6 +4,7 @@ the SimPLe loop end to end on `rlmb_minatar_tiny` with what a user then does wit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -139,10 +140,12 @@ def test_rlmb_minatar_tiny_end_to_end(minatar_run):
     assert 0.0 <= summary["world_model"]["end_accuracy"] <= 1.0 and summary["world_model"]["end_loss"] > 0
 
 
-def test_the_world_models_env_ends_episodes_where_the_model_says(minatar_run):
+@pytest.mark.parametrize("end_target", ["last_frame", "ending_step"])
+def test_the_world_models_env_ends_episodes_where_the_model_says(minatar_run, end_target):
     """A model sure that every frame is its episode's last: each env's episode ends on the step
-    after it, and the env starts again from real frames."""
-    hparams = create_hparams("rlmb_minatar_tiny", "world_model.predict_episode_ends=True")
+    after it, and the env starts again from real frames; one sure that every step ends its
+    episode (end_target=ending_step) ends each on that step."""
+    hparams = create_hparams("rlmb_minatar_tiny", f"world_model.predict_episode_ends=True,world_model.end_target={end_target}")
     model = load_world_model(hparams.world_model, os.path.join(minatar_run, "world_model"), (10, 10, 4), 3, 2)
     model.frame_model.end_head.kernel.assign(tf.zeros_like(model.frame_model.end_head.kernel))
     model.frame_model.end_head.bias.assign([-10.0, 10.0])
@@ -156,8 +159,9 @@ def test_the_world_models_env_ends_episodes_where_the_model_says(minatar_run):
         terminated.append(step.terminated)
         if step.terminated.any():  # restarted from a real window: its last frame is a real one
             assert all(frame.tobytes() in starts for frame in step.observation)
-    np.testing.assert_array_equal(terminated, [[False] * 3, [True] * 3] * 2)
-    assert (step.episode_length == 2).all()
+    length = 2 if end_target == "last_frame" else 1
+    np.testing.assert_array_equal(terminated, [[False] * 3, [True] * 3] * 2 if length == 2 else [[True] * 3] * 4)
+    assert (step.episode_length == length).all()
 
 
 
@@ -203,6 +207,23 @@ def test_check_episode_ends_reads_the_run_both_ways(minatar_run):
                               r"last above other \(AUC\) ([\d.]+)", probabilities).groups()
         assert int(shares[3]) == 3 * counts[0]  # as many other frames as frames before the last ones
         assert all(0.0 <= float(share) <= 1.0 for i, share in enumerate(shares) if i != 3)
+
+
+def test_check_episode_ends_steps_a_model_of_ending_steps_once_more(minatar_run, tmp_path):
+    """A model whose end head predicts ending steps is checked on the step taken on each last
+    frame: from 4 steps before the end its rollout has 5 steps, one of them earlier than the 3
+    before the last."""
+    run = tmp_path / "ending_steps"
+    shutil.copytree(os.path.join(minatar_run, "world_model"), run / "world_model")
+    hparams = json.load(open(os.path.join(minatar_run, "hparams.json")))
+    hparams["world_model"]["end_target"] = "ending_step"
+    (run / "hparams.json").write_text(json.dumps(hparams))
+    result = run_module("rlkit.rl.analysis.check_episode_ends", f"--wm_dir={run}/world_model",
+                        f"--data_dir={minatar_run}/data", "--episodes=16")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.fullmatch(r"\d+ episodes from 4 steps before their end: end flagged at the real last frame [\d.]+, "
+                        r"at the 3 frames before it [\d.]+, earlier [\d.]+", result.stdout.splitlines()[0])
+    assert "last above other (AUC)" in result.stdout.splitlines()[-1]
 
 
 def test_check_model_drift_reads_data_alone_with_a_world_model_named_apart(minatar_run, tmp_path):

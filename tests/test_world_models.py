@@ -247,3 +247,45 @@ def test_a_full_resolution_action_layer_moves_a_one_cell_object_as_the_action_sa
     frames, _, _, _, _ = imagine(estimator.model, test["frames"][:, :4], test["actions"][:, 3:4], temperature=0.0,
                               history_actions=test["actions"][:, :3])
     assert np.mean((frames[:, 0] == test["frames"][:, 4]).all(axis=(1, 2, 3))) >= 0.8  # whole frames right
+
+
+@pytest.mark.parametrize("set_name", WORLD_MODELS)
+def test_ending_steps_leave_the_frames_after_an_end_out_and_label_the_step_before_each_target(set_name, pong_batch):
+    """world_model.end_target=ending_step: the first window's target frame lies past its
+    episode's end (stored 0), so nothing it holds changes a loss; its end label is the step
+    before it (the action taken on the last context frame), not the target frame's own."""
+    keras.utils.set_random_seed(0)
+    hparams = create_hparams(set_name, "predict_episode_ends=True,num_target_frames=1,end_target=ending_step")
+    model = get_model(hparams.model)(hparams, *PONG)
+    ended = dict(pong_batch, ends=tf.constant([[0, 0, 0, 1, 0]] + [[0] * 5] * 3),
+                 stored=tf.constant([[1, 1, 1, 1, 0]] + [[1] * 5] * 3))
+
+    def metrics_of(features):
+        if hasattr(model, "rng"):
+            model.rng.reset_from_seed(1)
+        return {name: float(value) for name, value in model.loss_and_metrics(features, 0, training=False)[1].items()}
+    base = metrics_of(ended)
+    noise = tf.random.stateless_uniform(pong_batch["frames"].shape[2:], [1, 2], maxval=256, dtype=tf.int32)
+    frames = tf.tensor_scatter_nd_update(pong_batch["frames"], [[0, 4]], tf.cast(noise, tf.uint8)[None])
+    assert metrics_of(dict(ended, frames=frames)) == pytest.approx(base, rel=1e-6)
+    # The label is ends[3]: moving the end to the target frame's own step changes the end loss.
+    moved = metrics_of(dict(ended, ends=tf.constant([[0, 0, 0, 0, 1]] + [[0] * 5] * 3)))
+    assert moved["end_loss"] != pytest.approx(base["end_loss"]) and moved["pixel_loss"] == pytest.approx(base["pixel_loss"])
+    # Stored, the same noisy target frame counts.
+    counted = dict(ended, frames=frames, stored=tf.ones_like(ended["stored"]))
+    assert metrics_of(counted)["pixel_loss"] != pytest.approx(metrics_of(dict(ended, stored=tf.ones_like(ended["stored"])))["pixel_loss"])
+
+
+def test_head_pooling_mean_and_max_gives_the_heads_the_maxima_over_positions_too(pong_batch):
+    """world_model.head_pooling=mean_and_max (not in SimPLe): the reward and end heads read each
+    feature's maximum over positions beside its mean, so a one-cell event is not a 1/(H*W) share."""
+    model = NextFrameBasicDeterministic(create_hparams(TINY, "head_pooling=mean_and_max,predict_episode_ends=True"), *PONG)
+    x = np.random.default_rng(0).normal(size=(2, 3, 4, 5)).astype(np.float32)
+    np.testing.assert_allclose(model.pooled(tf.constant(x)),
+                               np.concatenate([x.mean(axis=(1, 2)), x.max(axis=(1, 2))], axis=1), rtol=1e-6)
+    _, reward_logits, end_logits, _ = model(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
+    assert reward_logits.shape == (4, 3) and end_logits.shape == (4, 2)
+    mean_only = NextFrameBasicDeterministic(create_hparams(TINY, "predict_episode_ends=True"), *PONG)
+    mean_only(pong_batch["frames"][:, :4], pong_batch["actions"][:, 3])
+    assert model.reward_hidden.kernel.shape[0] == 2 * mean_only.reward_hidden.kernel.shape[0]
+    assert model.end_hidden.kernel.shape[0] == 2 * mean_only.end_hidden.kernel.shape[0]

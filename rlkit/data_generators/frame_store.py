@@ -157,31 +157,34 @@ class FrameStore:
                                       and (epochs is None or e.epoch in epochs) and (e.starts_at_reset or not from_start))
         return self._chosen[key]
 
-    def window_starts(self, length, epochs=None, padding=0):
+    def window_starts(self, length, epochs=None, padding=0, past_end=0):
         """[M, 2] (episode index, start) of every window of `length` steps inside one episode;
-        with `padding`, also those starting up to `padding` steps before its first (see `window`)."""
-        pairs = [np.stack([np.full(len(self.episodes[i]) - length + 1 + padding, i),
-                           np.arange(-padding, len(self.episodes[i]) - length + 1)], axis=1)
-                 for i in self.chosen_episodes(epochs, length - padding)]
+        with `padding`, also those starting up to `padding` steps before its first, and with
+        `past_end`, those ending up to `past_end` steps after its last (see `window`)."""
+        pairs = [np.stack([np.full(len(self.episodes[i]) - length + 1 + padding + past_end, i),
+                           np.arange(-padding, len(self.episodes[i]) - length + 1 + past_end)], axis=1)
+                 for i in self.chosen_episodes(epochs, max(length - padding - past_end, 1))]
         return np.concatenate(pairs).astype(np.int64) if pairs else np.zeros((0, 2), np.int64)
 
     def window(self, episode, start, length):
         """frames [L, H, W, C] uint8, actions [L] int32, rewards [L] int32 (clipped), raw_rewards
-        [L] float32, ends [L] int32 of `length` steps of episode number `episode` from `start`:
-        actions[i] was taken on frames[i], rewards[i] followed it, and ends[i] is 1 where that step
-        ended the episode (frames[i] was its last). A window starting before the episode's first
-        step (start < 0) repeats that first frame, as FrameStack does, with no-op actions, no
-        rewards and no ends."""
+        [L] float32, ends [L] int32, stored [L] int32 of `length` steps of episode number
+        `episode` from `start`: actions[i] was taken on frames[i], rewards[i] followed it, and
+        ends[i] is 1 where that step ended the episode (frames[i] was its last). A window starting
+        before the episode's first step (start < 0) repeats that first frame, as FrameStack does,
+        with no-op actions, no rewards and no ends; one running past its last step repeats the
+        last frame, with no actions, rewards or ends, and `stored` 0 there (1 elsewhere)."""
         positions = np.arange(start, start + length)
-        assert positions[-1] < len(self.episodes[episode]), (episode, start, length)
-        indices = self.episodes[episode].indices[np.maximum(positions, 0)]
-        real = positions >= 0
+        assert positions[0] < len(self.episodes[episode]), (episode, start, length)
+        last = len(self.episodes[episode]) - 1
+        indices = self.episodes[episode].indices[np.clip(positions, 0, last)]
+        real = (positions >= 0) & (positions <= last)
 
         def column(name, dtype):
             return np.where(real, self._column(name)[indices], 0).astype(dtype)
         return dict(frames=self.frames(indices), actions=column("actions", np.int32),
                     rewards=column("rewards", np.int32), raw_rewards=column("raw_rewards", np.float32),
-                    ends=column("dones", np.int32))
+                    ends=column("dones", np.int32), stored=(positions <= last).astype(np.int32))
 
     def windows(self, rng, count, length, epochs=None):
         """`count` windows drawn uniformly from all windows of `length` steps, stacked: each
@@ -203,22 +206,26 @@ class FrameStore:
         return self.window(episode, start, length)
 
     def window_dataset(self, num_context_frames, num_target_frames, seed=None, epochs=None, pad_starts=False,
-                       rewarded_share=0.0, ending_share=0.0):
+                       rewarded_share=0.0, ending_share=0.0, past_end=False):
         """A shuffled tf.data.Dataset of every window of context + target steps (of `epochs`),
         decoded in parallel as it is read; elements are `window`'s dicts. pad_starts: also the
         windows whose context begins before an episode's first frame (repeated), so every step
-        after an episode's first, of short episodes too, is a target. With `rewarded_share` or
+        after an episode's first, of short episodes too, is a target. past_end: also the windows
+        whose targets run past an episode's last frame (marked in `stored`), so that its ending
+        step can be any target's, from the last context frame on. With `rewarded_share` or
         `ending_share` (not SimPLe's), the dataset repeats without end and that share of its
-        windows is drawn from those whose targets follow a rewarded step, or hold their episode's
-        last frame, so that a reward or end head sees rare rewards or ends."""
+        windows is drawn from those whose targets follow a rewarded step, or that hold their
+        episode's end as a target's (its last frame; with past_end, its ending step), so that a
+        reward or end head sees rare rewards or ends."""
         import tensorflow as tf  # only the datasets need TensorFlow
 
         length = num_context_frames + num_target_frames
-        starts = self.window_starts(length, epochs, num_context_frames - 1 if pad_starts else 0)
+        starts = self.window_starts(length, epochs, num_context_frames - 1 if pad_starts else 0,
+                                    num_target_frames if past_end else 0)
         if not len(starts):
             raise ValueError(f"no episode in {self.data_dir} has the {length} steps a window needs")
-        names = ("frames", "actions", "rewards", "raw_rewards", "ends")
-        dtypes = (tf.uint8, tf.int32, tf.int32, tf.float32, tf.int32)
+        names = ("frames", "actions", "rewards", "raw_rewards", "ends", "stored")
+        dtypes = (tf.uint8, tf.int32, tf.int32, tf.float32, tf.int32, tf.int32)
 
         def decode(pair):
             window = self.window(int(pair[0]), int(pair[1]), length)
@@ -226,7 +233,7 @@ class FrameStore:
 
         def load(pair):
             values = tf.numpy_function(decode, [pair], dtypes, stateful=False)
-            for value, shape in zip(values, [(length,) + tuple(self.frame_shape)] + [(length,)] * 4):
+            for value, shape in zip(values, [(length,) + tuple(self.frame_shape)] + [(length,)] * 5):
                 value.set_shape(shape)
             return dict(zip(names, values))
 
@@ -235,10 +242,13 @@ class FrameStore:
                     .shuffle(len(pairs), seed=seed, reshuffle_each_iteration=True))
 
         # A target frame i is predicted with the reward of step i - 1 (window steps context-1 ..
-        # length-2) and with its own end (steps context .. length-1).
+        # length-2) and with its own end (steps context .. length-1), or with past_end, the end
+        # of step i - 1.
+        end_offset = 1 if past_end else 0
         special = [(starts[self._any_between(starts, first, last, column)], share)
                    for share, first, last, column in ((rewarded_share, num_context_frames - 1, length - 2, "rewards"),
-                                                      (ending_share, num_context_frames, length - 1, "dones"))
+                                                      (ending_share, num_context_frames - end_offset,
+                                                       length - 1 - end_offset, "dones"))
                    if share]
         special = [(pairs, share) for pairs, share in special if len(pairs)]
         if not special:  # every window once per pass, as SimPLe draws them
@@ -252,14 +262,16 @@ class FrameStore:
 
     def _any_between(self, starts, first_offset, last_offset, column):
         """[M] bool: whether any step first..last_offset steps after each window start of `starts`
-        [M, 2] (episode, start; padded starts are before the episode, where no step counts) has a
-        non-zero `column` (a clipped reward, an end)."""
+        [M, 2] (episode, start) has a non-zero `column` (a clipped reward, an end); steps before
+        the episode (padded starts) or after it (windows past its end) do not count."""
         values, steps = self._column(column), self._column("episode_steps")
         episode_starts = self._column("episode_start")[starts[:, 0]]
+        lengths = self._column("episode_length")[starts[:, 0]]
         found = np.zeros(len(starts), bool)
         for offset in range(first_offset, last_offset + 1):
             positions = starts[:, 1] + offset
-            found |= (positions >= 0) & (values[steps[episode_starts + np.maximum(positions, 0)]] != 0)
+            inside = (positions >= 0) & (positions < lengths)
+            found |= inside & (values[steps[episode_starts + np.clip(positions, 0, lengths - 1)]] != 0)
         return found
 
     # Sequences: DreamerV2's training chunks, which run on from one episode into another.

@@ -54,6 +54,8 @@ KEYS_ADDED_LATER = [
     ("num_compress_steps", "frame_decoding", "likeliest"),
     ("num_compress_steps", "changed_pixel_weight", 1.0),
     ("num_compress_steps", "ending_window_share", 0.0),
+    ("num_compress_steps", "end_target", "last_frame"),
+    ("num_compress_steps", "head_pooling", "mean"),
     ("simulated_num_envs", "simulated_reward", "likeliest"),  # SimPLe loops
     ("max_episode_frames", "episodic_life", False),           # env settings
     ("stoch_classes", "unimix", 0.0),                         # RSSM world models

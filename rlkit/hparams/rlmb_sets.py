@@ -224,6 +224,20 @@ def rlmb_minatar_changed_pixels():
 
 
 @register_hparams
+def rlmb_minatar_ending_steps():
+    """rlmb_minatar_object_frames whose end head predicts whether the step it is given ends the
+    episode (`world_model.end_target=ending_step`), where the other sets' head predicts whether
+    the frame it predicts is the last, and whose reward and end heads read the features' maxima
+    over positions beside their means (`world_model.head_pooling=mean_and_max`); neither is in
+    SimPLe. On Asterix two thirds of the ends come from the player stepping onto an enemy, which
+    only the action tells, in one cell of a hundred (docs/results.md, "Asterix's end head")."""
+    hparams = rlmb_minatar_object_frames()
+    hparams.world_model.end_target = "ending_step"
+    hparams.world_model.head_pooling = "mean_and_max"
+    return hparams
+
+
+@register_hparams
 def rlmb_minatar_rewarded():
     """rlmb_minatar_objects whose world model trains on windows half of which hold a reward (not in
     SimPLe), for games whose rewards are too rare for the reward head to learn (Asterix: 0.73% of

@@ -47,6 +47,17 @@ def next_frame_basic_deterministic():
         # harmful so far: an end is always a window's last target, so the head learns when ends
         # come, not where (docs/results.md, "Ending windows").
         ending_window_share=0.0,
+        # What the end head predicts (with predict_episode_ends). "last_frame": that the frame
+        # it predicts is its episode's last, from windows inside episodes. Not in SimPLe,
+        # "ending_step": that the step it is given (frames and action) ends the episode, as the
+        # env says, from windows that also run past episodes' ends (the frames after the end
+        # left out of the losses); where an end hangs on the action (Asterix: an enemy next to
+        # the player), the frame before it cannot tell (docs/results.md, "Ending steps").
+        end_target="last_frame",
+        # How the reward and end heads pool the features over positions: "mean" (SimPLe's), or
+        # not in SimPLe, "mean_and_max" (the maxima too), for one-cell events such as MinAtar's
+        # player stepping onto an enemy or the gold, a hundredth of a 10x10 mean.
+        head_pooling="mean",
         # "likeliest" (SimPLe's): each cell's likeliest value. Not in SimPLe, for on/off frames:
         # "objects" also keeps an object spread over neighbouring cells at its likeliest cell
         # (rlkit.models.world_model.object_frames), where the likeliest frame loses it.

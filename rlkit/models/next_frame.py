@@ -22,10 +22,13 @@ the next frame as a softmax per pixel and channel over its values (256 on Atari,
              to the encoder's input at that resolution (U-Net skip), layer norm, timing signal
     output:  pointwise Dense(channels x values) -> per-pixel, per-channel logits
     reward:  Dense(128, relu) over [mean of the middle's input, mean of the decoder's output],
-             then Dense(3)
+             then Dense(3) (not in SimPLe: with head_pooling="mean_and_max", the maxima too);
+             the optional end head alike, Dense(2)
 
 Features are windows from `FrameStore.window_dataset`: frames [B, L, H, W, C] uint8, actions
-[B, L], rewards [B, L] in -1..1; frame i+1 follows action i, which earned reward i.
+[B, L], rewards [B, L] in -1..1; frame i+1 follows action i, which earned reward i. With
+predict_episode_ends also ends [B, L] (step i ended its episode), and with
+end_target=ending_step stored [B, L] (0 where the window has run past its episode's end).
 
 Every world model has the interface of `rlkit.models.world_model`: built from its hparams, the
 env's frame shape and its number of actions; `start_state`, `next_frame` and
@@ -59,9 +62,40 @@ class ActionInjection(layers.Layer):
         return x * keras.ops.sigmoid(gate) + shift
 
 
+def weighted_mean(values, weights):
+    """The mean of values [B, ...] over every axis, each example weighted by weights [B] (None:
+    the plain mean)."""
+    if weights is None:
+        return tf.reduce_mean(values)
+    per_example = tf.reduce_mean(tf.reshape(values, (tf.shape(values)[0], -1)), axis=1)
+    return tf.reduce_sum(per_example * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
+
+
+def target_weights(features, target, end_target):
+    """For a window's target frame at position `target`: (frame_weights [B], step_weights [B]),
+    None where every example counts.
+
+    end_target "last_frame": windows lie inside episodes, and the end head learns whether the
+    target frame was its episode's last. "ending_step" (not in SimPLe): it learns whether the
+    step taken on the frame before (with the action the model is given) ended the episode, as
+    the env reports it; windows run past episodes' ends (`FrameStore.window_dataset`'s
+    past_end), so a target frame counts where it was stored, and its step's reward and end
+    where the frame before it was."""
+    if end_target == "last_frame":
+        return None, None
+    stored = tf.cast(features["stored"], tf.float32)
+    return stored[:, target], stored[:, target - 1]
+
+
+def end_labels(features, target, end_target):
+    """[B] the end head's labels for the target frame at `target` (see `target_weights`)."""
+    return features["ends"][:, target if end_target == "last_frame" else target - 1]
+
+
 def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_reward, cutoff,
-                            previous_frame=None, changed_pixel_weight=1.0):
-    """Losses and accuracies of one predicted frame; all means over the batch.
+                            previous_frame=None, changed_pixel_weight=1.0, frame_weights=None, step_weights=None):
+    """Losses and accuracies of one predicted frame; all means over the batch, the frame's
+    weighted by frame_weights [B] and the reward's by step_weights [B] (None: plain means).
 
     The pixel cross-entropy below `cutoff` counts as zero (relu(xent - cutoff)), so pixels the
     model already predicts well stop pulling on it, as in SimPLe. Not in SimPLe: with
@@ -79,29 +113,30 @@ def pixel_and_reward_losses(pixel_logits, reward_logits, target_frame, target_re
     predicted_pixels = tf.argmax(pixel_logits, axis=-1, output_type=tf.int32)
     predicted_rewards = tf.argmax(reward_logits, axis=-1, output_type=tf.int32)
     return {
-        "pixel_loss": tf.reduce_mean(pixel_losses),
-        "reward_loss": tf.reduce_mean(reward_xent),
-        "pixel_accuracy": tf.reduce_mean(tf.cast(predicted_pixels == target_classes, tf.float32)),
-        "reward_accuracy": tf.reduce_mean(tf.cast(predicted_rewards == reward_class, tf.float32)),
+        "pixel_loss": weighted_mean(pixel_losses, frame_weights),
+        "reward_loss": weighted_mean(reward_xent, step_weights),
+        "pixel_accuracy": weighted_mean(tf.cast(predicted_pixels == target_classes, tf.float32), frame_weights),
+        "reward_accuracy": weighted_mean(tf.cast(predicted_rewards == reward_class, tf.float32), step_weights),
     }
 
 
-def episode_end_losses(end_logits, target_ends):
-    """Loss and accuracy of the prediction that a frame is its episode's last (the optional
-    `predict_episode_ends`); target_ends [B] in {0, 1}.
+def episode_end_losses(end_logits, target_ends, weights=None):
+    """Loss and accuracy of the end head (the optional `predict_episode_ends`); target_ends [B]
+    in {0, 1}, each example weighted by weights [B] (None: all count).
 
-    Last frames are rare (one per episode: ~8% of targets on MinAtar Breakout early on, 1 in
-    2,500 on Freeway), so the loss weighs the last frames and the others as two equal halves
-    and the likelier class is the one a balanced error rate picks."""
+    Ends are rare (one per episode: ~8% of targets on MinAtar Breakout early on, 1 in 2,500 on
+    Freeway), so the loss weighs the ends and the others as two equal halves and the likelier
+    class is the one a balanced error rate picks."""
     target = tf.cast(target_ends, tf.int32)
     xent = tf.nn.sparse_softmax_cross_entropy_with_logits(target, end_logits)
-    last = tf.cast(target, tf.float32)
+    weights = tf.ones_like(xent) if weights is None else weights
+    last = tf.cast(target, tf.float32) * weights
 
-    def mean_over(weights):
-        return tf.reduce_sum(xent * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
+    def mean_over(chosen):
+        return tf.reduce_sum(xent * chosen) / tf.maximum(tf.reduce_sum(chosen), 1.0)
     predicted = tf.argmax(end_logits, axis=-1, output_type=tf.int32)
-    return {"end_loss": 0.5 * mean_over(last) + 0.5 * mean_over(1.0 - last),
-            "end_accuracy": tf.reduce_mean(tf.cast(predicted == target, tf.float32))}
+    return {"end_loss": 0.5 * mean_over(last) + 0.5 * mean_over(weights - last),
+            "end_accuracy": weighted_mean(tf.cast(predicted == target, tf.float32), weights)}
 
 
 def likeliest_ends(end_logits, batch):
@@ -274,7 +309,7 @@ class NextFrameBasicDeterministic(keras.Model):
         x = self.bottleneck_action(x, action)
         if inject_latent is not None:
             x = inject_latent(x)
-        middle_mean = tf.reduce_mean(x, axis=[1, 2])
+        middle_pooled = self.pooled(x)
         for i, (dropout, conv, norm) in enumerate(self.middle):
             y = conv(dropout(x, training=training))
             x = norm(x + y) if i else y
@@ -284,11 +319,20 @@ class NextFrameBasicDeterministic(keras.Model):
             x = add_timing_signal(norm(x + skip))
         for inject, conv, norm in self.full_resolution:  # each cell sees its neighbours and the action
             x = norm(x + conv(inject(x, action)))
-        reward_features = tf.concat([middle_mean, tf.reduce_mean(x, axis=[1, 2])], axis=-1)
+        reward_features = tf.concat([middle_pooled, self.pooled(x)], axis=-1)
         reward_logits = self.reward_head(self.reward_hidden(reward_features))
         end_logits = tf.cast(self.end_head(self.end_hidden(reward_features)), tf.float32) if self.predicts_ends else None
         logits = tf.reshape(self.pixel_head(x), (batch, height, width, self.frame_shape[-1], self.pixel_values))
         return tf.cast(logits, tf.float32), tf.cast(reward_logits, tf.float32), end_logits, state
+
+    def pooled(self, x):
+        """The reward and end heads' view of features x [B, H, W, C]: their mean over positions
+        (SimPLe's), and with head_pooling "mean_and_max" also their max, [B, 2C]. A one-cell
+        event (MinAtar's player onto an enemy or the gold) is a hundredth of a 10x10 mean."""
+        mean = tf.reduce_mean(x, axis=[1, 2])
+        if self.hparams.head_pooling == "mean":
+            return mean
+        return tf.concat([mean, tf.reduce_max(x, axis=[1, 2])], axis=-1)
 
     def warm_up(self, frames, actions, latent_for=None, training=False):
         """The state to predict the frame after frames [B, k, H, W, C] from, and the mean pixel
@@ -326,11 +370,14 @@ class NextFrameBasicDeterministic(keras.Model):
             target = context + i
             pixel_logits, reward_logits, end_logits, state = self(frames[:, i:target], actions[:, target - 1],
                                                                   state, training=training)
+            frame_weights, step_weights = target_weights(features, target, hparams.end_target)
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
                                                      rewards[:, target - 1], hparams.pixel_loss_cutoff,
-                                                     frames[:, target - 1], hparams.changed_pixel_weight))
+                                                     frames[:, target - 1], hparams.changed_pixel_weight,
+                                                     frame_weights, step_weights))
             if self.predicts_ends:
-                per_frame[-1].update(episode_end_losses(end_logits, features["ends"][:, target]))
+                per_frame[-1].update(episode_end_losses(end_logits, end_labels(features, target, hparams.end_target),
+                                                        step_weights))
         metrics = {name: tf.add_n([m[name] for m in per_frame]) / len(per_frame) for name in per_frame[0]}
         loss = metrics["pixel_loss"] + hparams.reward_loss_coef * metrics["reward_loss"]
         if self.predicts_ends:

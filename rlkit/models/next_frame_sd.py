@@ -33,7 +33,8 @@ from keras import layers
 
 from rlkit.models.next_frame import (ActionInjection, NextFrameBasicDeterministic, add_timing_signal,
                                      end_probabilities, episode_end_losses, likeliest_ends,
-                                     pixel_and_reward_losses, stack_frames)
+                                     pixel_and_reward_losses, end_labels, stack_frames, target_weights,
+                                     weighted_mean)
 from rlkit.models.registry import register_model
 from rlkit.models.world_model import (FRAME_DECODINGS, LOSS_KEYS, append_frame, expected_rewards, most_likely,
                                       predict_after_context)
@@ -150,8 +151,10 @@ class NextFrameStochasticDiscrete(keras.Model):
         flat = tf.reshape(tf.cast(bottleneck, tf.float32), (tf.shape(bottleneck)[0], -1))
         return self.prior_input(flat), [self.prior_h(flat), self.prior_c(flat)]
 
-    def prior_loss(self, bottleneck, target_bits, training):
-        """Teacher-forced cross-entropy of the LSTM prior on `target_bits` (the posterior's clean bits)."""
+    def prior_loss(self, bottleneck, target_bits, training, weights=None):
+        """Teacher-forced cross-entropy of the LSTM prior on `target_bits` (the posterior's clean
+        bits), each example weighted by weights [B] (None: all count; 0 for a target frame past
+        its episode's end)."""
         targets = bits_to_groups(tf.stop_gradient(target_bits))
         lstm_input, state = self._prior_start(bottleneck)
         embedded = self.prior_dropout(self.prior_group_embedding(targets), training=training)
@@ -161,7 +164,7 @@ class NextFrameStochasticDiscrete(keras.Model):
             logits = self.prior_logits(self.prior_dropout(output, training=training))
             losses.append(tf.nn.sparse_softmax_cross_entropy_with_logits(targets[:, group], logits))
             lstm_input = embedded[:, group]
-        return tf.reduce_mean(tf.stack(losses))
+        return weighted_mean(tf.stack(losses, axis=1), weights)
 
     def sample_prior(self, bottleneck, temperature):
         """Bits [B, bits] sampled from the prior a group at a time; temperature 0 takes the likeliest."""
@@ -178,15 +181,16 @@ class NextFrameStochasticDiscrete(keras.Model):
             lstm_input = self.prior_group_embedding(group)
         return groups_to_bits(tf.stack(groups, axis=1))
 
-    def _training_latent(self, history, target_frame, actions, step, bit_losses):
+    def _training_latent(self, history, target_frame, actions, step, bit_losses, weights=None):
         """inject_latent for a training step: posterior bits, partly replaced by the prior's
-        samples, for the share of examples that use the latent; the prior's loss goes to bit_losses."""
+        samples, for the share of examples that use the latent; the prior's loss (its examples
+        weighted by `weights`, as `prior_loss`) goes to bit_losses."""
         hparams = self.hparams
         logits = self.posterior_logits(history, target_frame, actions)
         clean = tf.stop_gradient(tf.sign(logits))
 
         def inject(bottleneck):
-            bit_losses.append(self.prior_loss(bottleneck, clean, training=True))
+            bit_losses.append(self.prior_loss(bottleneck, clean, training=True, weights=weights))
             bits = self.posterior_bits_for_training(logits, step)
             # Per bit, the prior's sample on the forward pass (no gradient through it).
             from_prior = self.rng.uniform(tf.shape(bits)) < (
@@ -198,13 +202,13 @@ class NextFrameStochasticDiscrete(keras.Model):
             return tf.where(use_latent, self.add_bits(bottleneck, bits), bottleneck)
         return inject
 
-    def _prior_latent(self, history, target_frame, actions, temperature, bit_losses):
+    def _prior_latent(self, history, target_frame, actions, temperature, bit_losses, weights=None):
         """inject_latent outside training: the prior's bits; its loss on the posterior's clean
         bits (when the target is known) goes to bit_losses as a metric."""
         def inject(bottleneck):
             if target_frame is not None:
                 clean = tf.sign(self.posterior_logits(history, target_frame, actions))
-                bit_losses.append(self.prior_loss(bottleneck, clean, training=False))
+                bit_losses.append(self.prior_loss(bottleneck, clean, training=False, weights=weights))
             return self.add_bits(bottleneck, self.sample_prior(bottleneck, temperature))
         return inject
 
@@ -219,23 +223,26 @@ class NextFrameStochasticDiscrete(keras.Model):
                                                   hparams.scheduled_sampling_max_prob)
         per_frame, bit_losses = [], []
 
-        def latent_for(history, target_frame, action):
+        def latent_for(history, target_frame, action, weights=None):
             if training:
-                return self._training_latent(history, target_frame, action, step, bit_losses)
-            return self._prior_latent(history, target_frame, action, 1.0, bit_losses)
+                return self._training_latent(history, target_frame, action, step, bit_losses, weights)
+            return self._prior_latent(history, target_frame, action, 1.0, bit_losses, weights)
         history = frames[:, :context]
         state, warm_up_loss = self.frame_model.warm_up(history, actions, latent_for, training=training)
         for i in range(hparams.num_target_frames):
             target = context + i
             action = actions[:, target - 1]
-            inject = latent_for(history, frames[:, target], action)
+            frame_weights, step_weights = target_weights(features, target, hparams.end_target)
+            inject = latent_for(history, frames[:, target], action, frame_weights)
             pixel_logits, reward_logits, end_logits, state = self.frame_model(history, action, state,
                                                                               inject_latent=inject, training=training)
             per_frame.append(pixel_and_reward_losses(pixel_logits, reward_logits, frames[:, target],
                                                      rewards[:, target - 1], hparams.pixel_loss_cutoff,
-                                                     frames[:, target - 1], hparams.changed_pixel_weight))
+                                                     frames[:, target - 1], hparams.changed_pixel_weight,
+                                                     frame_weights, step_weights))
             if self.frame_model.predicts_ends:
-                per_frame[-1].update(episode_end_losses(end_logits, features["ends"][:, target]))
+                per_frame[-1].update(episode_end_losses(end_logits, end_labels(features, target, hparams.end_target),
+                                                        step_weights))
             # Scheduled sampling: the next context holds the model's own frame for some examples.
             predicted = FRAME_DECODINGS[hparams.frame_decoding](pixel_logits)
             own = self.rng.uniform([batch, 1, 1, 1]) < sampling if training else tf.ones([batch, 1, 1, 1], bool)

@@ -16,7 +16,8 @@ classes (`pixel_classes`, `likeliest_frames`). It has
         deterministic one ignores it
     next_frame_and_end(history, actions, state, temperature, expected_reward=False)
         -> (frames, rewards, ends, state): next_frame, and ends [B] bool (the predicted frame
-        is its episode's last; always False without predict_episode_ends); with
+        is its episode's last, or with end_target=ending_step, the step ends the episode;
+        always False without predict_episode_ends); with
         expected_reward, rewards [B] float32 are the head's mean, P(1) - P(-1), instead of
         its likeliest class
     reward_probabilities(history, actions, state, temperature) -> [B, 3]

@@ -8,7 +8,9 @@
 
 Steps the model as the world model's env does (from 4 stored frames 4, and then 7, steps before
 the end of each complete episode, then on its own frames, with the real actions) and prints how
-often it flags the real last frame, the 3 frames before it and those earlier. Then, each
+often it flags the real last frame, the 3 frames before it and those earlier (a model with
+`end_target=ending_step` flags the step taken on a frame: it is stepped once more, with the
+action that ended the episode). Then, each
 predicted from the real frames before it, the end head's probability on the real last frames,
 the 3 before them and as many other stored frames, and how often a last frame scores above
 another (ROC AUC; 0.5 is chance): a head that never flags an end may still sense where they are
@@ -44,10 +46,13 @@ def define_flags():
 FLAGS = flags.FLAGS
 
 
-def end_probabilities(model, store, frames_at, context):
-    """[N] the model's P(end) for each stored (episode, position) of `frames_at`, predicted from
-    the `context` real frames before it (padded at the episode's start) and their actions."""
-    steps = [(episode, position - 1) for episode, position in frames_at]  # the steps that led to them
+def end_probabilities(model, store, frames_at, context, end_target):
+    """[N] the model's P(end) for each stored (episode, position) of `frames_at`: with end_target
+    "last_frame", that it is its episode's last, predicted from the `context` real frames before
+    it (padded at the episode's start) and their actions; with "ending_step", that the step
+    taken on it ends the episode, from the frames up to it and its action."""
+    before = 1 if end_target == "last_frame" else 0
+    steps = [(episode, position - before) for episode, position in frames_at]
     return np.concatenate([model.end_probabilities(frames, actions, state, 0.0).numpy()
                            for _, frames, actions, state in real_steps(model, store, steps, context, 0.0)])
 
@@ -67,6 +72,7 @@ def main(argv):
         hparams.frame_decoding = FLAGS.frame_decoding
     model = load_world_model(hparams, FLAGS.wm_dir, store.frame_shape, num_actions, pixel_values)
     context, steps = hparams.num_context_frames, 4
+    end_target = hparams.get("end_target", "last_frame")  # DreamerV2's RSSM has none: its ends are last frames
     # From two distances before the end: a model whose ends come a fixed number of steps after
     # its start (ends fall on a training window's last target, so the model can learn when, not
     # where) flags the last frame from one distance only.
@@ -76,19 +82,23 @@ def main(argv):
         if not windows:
             raise UserError(f"no complete episode in {FLAGS.data_dir} has more than {distance} steps")
         frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
-        _, _, flagged, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + distance],
+        # The step that predicts the last frame, or with ending steps the one taken on it, is the last.
+        rollout_steps = distance + (end_target == "ending_step")
+        _, _, flagged, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + rollout_steps],
                                       temperature=0.0, history_actions=actions[:, :context - 1])
+        earlier = flagged[:, :-steps].mean() if rollout_steps > steps else 0.0
         print(f"{len(windows)} episodes from {distance} steps before their end: end flagged at the real last "
               f"frame {flagged[:, -1].mean():.3f}, at the {steps - 1} frames before it "
-              f"{flagged[:, -steps:-1].mean():.3f}, earlier {flagged[:, :-steps].mean() if distance > steps else 0.0:.3f}")
+              f"{flagged[:, -steps:-1].mean():.3f}, earlier {earlier:.3f}")
 
     complete = [(i, len(e)) for i, e in enumerate(store.episodes) if e.complete and len(e) > steps][:FLAGS.episodes]
-    last = end_probabilities(model, store, [(i, length - 1) for i, length in complete], context)
+    last = end_probabilities(model, store, [(i, length - 1) for i, length in complete], context, end_target)
     before = end_probabilities(model, store, [(i, length - 1 - d) for i, length in complete
-                                              for d in range(1, steps)], context)
+                                              for d in range(1, steps)], context, end_target)
     rng = np.random.default_rng(0)
     others = [(i, int(rng.integers(1, len(e) - steps))) for i, e in enumerate(store.episodes) if len(e) > steps + 1]
-    other = end_probabilities(model, store, [others[j] for j in rng.integers(len(others), size=len(before))], context)
+    other = end_probabilities(model, store, [others[j] for j in rng.integers(len(others), size=len(before))],
+                              context, end_target)
     print(f"P(end) from real frames: at the real last frames {last.mean():.3f} (above 0.5: {np.mean(last > 0.5):.3f}), "
           f"at the {steps - 1} before them {before.mean():.3f}, at {len(other)} other frames {other.mean():.4f}; "
           f"last above other (AUC) {ranked_above(last, other):.3f}")

@@ -7,7 +7,8 @@ start of a real episode, so the policy also learns the game's opening). As in Si
 model-based loop resets it before every fixed-length PPO rollout, and PPO bootstraps from the
 value of the last frame. A model without `predict_episode_ends` (SimPLe's) never ends an
 episode; one with it ends the episode on the step taken from a frame it predicted to be the
-last, and that env starts again from a new real window, as a real env resets.
+last, or with `end_target=ending_step` on the step it says ends it, and that env starts again
+from a new real window, as a real env resets.
 
 Rewards are the reward head's likeliest class, as in SimPLe, or with reward="expected" its
 mean, P(1) - P(-1) (not in SimPLe): where rewards are rare the likeliest class is almost
@@ -37,6 +38,8 @@ class SimulatedBatchEnv(BatchEnv):
             raise ValueError("the world model's env needs at least one stored episode start "
                              f"with {self.context} frames")
         self.temperature = temperature
+        # DreamerV2's RSSM has no end_target: its ends are last frames.
+        self.ends_on_step = model.hparams.get("end_target") == "ending_step"
         self.expected_reward = reward == "expected"
         super().__init__(num_envs, gym.spaces.Box(0, 255, model.frame_shape, np.uint8), action_space,
                          action_meanings, clip_rewards=not self.expected_reward)
@@ -75,7 +78,10 @@ class SimulatedBatchEnv(BatchEnv):
             tf.constant(self.temperature, tf.float32), expected_reward=self.expected_reward)
         frames, rewards = frames.numpy(), rewards.numpy().astype(np.float32)
         self._history = np.concatenate([self._history[:, 1:], frames[:, None]], axis=1)
-        terminated, self._on_last_frame = self._on_last_frame, ends.numpy()
+        if self.ends_on_step:  # the model says whether this step ends its episode
+            terminated = ends.numpy()
+        else:  # it says whether the frame it predicted is the last: the step taken on it ends the episode
+            terminated, self._on_last_frame = self._on_last_frame, ends.numpy()
         if terminated.any():  # those envs start again from real frames, as a real env resets
             # A model's state may be a structure of tensors (the RSSM's (h, z)).
             state = tf.nest.map_structure(lambda part: part.numpy(), state)

@@ -23,12 +23,15 @@ def window_input_fn(store, hparams, seed, data_epochs=None, training=True):
     predicts episode ends also learns from windows at episodes' starts (their context padded), so
     that episodes shorter than a window, and their ends, are in the data. In training, the set's
     rewarded_window_share of the windows hold a reward and its ending_window_share an episode's
-    end; evaluation sees windows as they come."""
+    end; evaluation sees windows as they come. A model whose end head predicts ending steps
+    also learns from windows past episodes' ends (DreamerV2's RSSM, which has no end_target,
+    labels ends its own way)."""
     try:
         windows = store.window_dataset(hparams.num_context_frames, hparams.num_target_frames, seed=seed,
                                        epochs=data_epochs, pad_starts=hparams.predict_episode_ends,
                                        rewarded_share=hparams.rewarded_window_share if training else 0.0,
-                                       ending_share=hparams.ending_window_share if training else 0.0)
+                                       ending_share=hparams.ending_window_share if training else 0.0,
+                                       past_end=hparams.get("end_target") == "ending_step")
     except ValueError as e:
         raise UserError(str(e)) from None
     dataset = windows.repeat().batch(hparams.batch_size, drop_remainder=True).prefetch(2)
@@ -105,7 +108,7 @@ def load_world_model(hparams, model_dir, frame_shape, num_actions, pixel_values)
     length = hparams.num_context_frames + hparams.num_target_frames
     example = dict(frames=tf.zeros((1, length) + tuple(frame_shape), tf.uint8),
                    actions=tf.zeros([1, length], tf.int32), rewards=tf.zeros([1, length], tf.int32),
-                   ends=tf.zeros([1, length], tf.int32))
+                   ends=tf.zeros([1, length], tf.int32), stored=tf.ones([1, length], tf.int32))
     if not estimator.restore(example):
         raise UserError(f"no world model checkpoint in {model_dir!r}: point --wm_dir at the world_model/ "
                         "dir of a trainer_model_based or trainer_world_model run")
