@@ -95,7 +95,7 @@ def test_the_prior_learns_the_clean_sign_of_the_posterior_logits():
     target = tf.constant(rng.integers(0, 256, (2, 105, 80, 3)), tf.uint8)
     actions = tf.constant([1, 2])
     targets = []
-    model.prior_loss = lambda bottleneck, bits, training: targets.append(bits) or 0.0
+    model.prior_loss = lambda bottleneck, bits, training, weights=None: targets.append(bits) or 0.0
     model.frame_model(history, actions, inject_latent=model._training_latent(history, target, actions, 0, []),
                       training=True)
     logits = model.posterior_logits(history, target, actions)
