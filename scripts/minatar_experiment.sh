@@ -18,12 +18,10 @@
 # ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
 # DreamerV2's: --hparams=rewarded_sequence_share=0.5) on the games whose rewards its replay
 # rarely holds, Asterix and Freeway (3 seeds, RUNS/GAME/dreamer_rewarded_100k_sS).
-# SimPLe rows, each game's best set (docs/results.md): rlmb_minatar (SimPLe's world model,
-# RUNS/GAME/simple_100k_sS) on Freeway, whose episodes do not end early; on the four games that end
-# at the first lost life, which SimPLe's model cannot show, rlmb_minatar_ends (the world model also
-# predicts episode ends, simple_ends_100k_sS) on Breakout and Asterix, rlmb_minatar_object_frames
-# on Seaquest (simple_object_frames_100k_sS) and rlmb_minatar_changed_pixels on Space Invaders
-# (simple_changed_pixels_100k_sS). SIMPLE=faithful runs rlmb_minatar on every game.
+# SimPLe rows, each game's best set, listed in docs/results/simple_sets.txt (with its run directory,
+# RUNS/GAME/PREFIX_sS): rlmb_minatar (SimPLe as published) on Freeway, whose episodes do not end
+# early; on the four games that end at the first lost life, which SimPLe's model cannot show, sets
+# whose world model also predicts episode ends. SIMPLE=faithful runs rlmb_minatar on every game.
 # Every final evaluation (and the random policy's) plays 128 episodes per temperature.
 # A run whose record docs/results/runs/GAME/RUN archives as finished (minatar_results.py) and whose
 # directory is not under RUNS (a fresh machine) is skipped, so a new session starts only what the
@@ -34,7 +32,9 @@ shift
 games=("$@")
 [ ${#games[@]} -gt 0 ] || games=(breakout freeway asterix seaquest space_invaders)
 python=${PYTHON:-python}
-archive=${ARCHIVE:-$(cd "$(dirname "$0")/.." && pwd)/docs/results/runs}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+archive=${ARCHIVE:-$repo/docs/results/runs}
+simple_sets=$repo/docs/results/simple_sets.txt
 
 launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already holds RUN_DIR finished
   local run_dir=$1 record
@@ -80,10 +80,11 @@ for game in "${games[@]}"; do
   fi
   if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = simple ]; then
     # Each game's best SimPLe set so far (docs/results.md, "Which SimPLe").
-    set_name=rlmb_minatar_ends run=simple_ends_100k
-    if [ "$game" = seaquest ]; then set_name=rlmb_minatar_object_frames run=simple_object_frames_100k; fi
-    if [ "$game" = space_invaders ]; then set_name=rlmb_minatar_changed_pixels run=simple_changed_pixels_100k; fi
-    if [ "$game" = freeway ] || [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
+    read -r _ set_name run < <(grep "^$game " "$simple_sets") || {
+      echo "no SimPLe set for $game in $simple_sets: games are breakout freeway asterix seaquest space_invaders" >&2
+      exit 1
+    }
+    if [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
     for seed in $(seeds simple "$game"); do
       launch "$dir/${run}_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$dir/${run}_s$seed"

@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 
+from rlkit.rl.analysis.minatar_results import GAMES, best_simple_runs
+
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "minatar_experiment.sh")
 
 
@@ -43,13 +45,25 @@ def test_each_game_runs_its_best_simple_set(tmp_path):
     from SimPLe as published, the others' from episode ends; SIMPLE=faithful runs SimPLe as
     published everywhere."""
     runs, archive = tmp_path / "runs", tmp_path / "archive"
-    sets = {}
+    sets, prefixes = {}, {}
     for game in ("breakout", "freeway", "seaquest", "space_invaders"):
         commands, _ = dry_run(runs, archive, game, ONLY="simple")
         sets[game] = {command.split("--loop_hparams_set=")[1].split()[0] for command in commands}
+        prefixes[game] = {command.rsplit("/", 1)[1].rsplit("_s", 1)[0] for command in commands}
     assert sets == {"breakout": {"rlmb_minatar_ends"}, "freeway": {"rlmb_minatar"},
                     "seaquest": {"rlmb_minatar_object_frames"},
                     "space_invaders": {"rlmb_minatar_changed_pixels"}}
+    # The results' across-games row reads the same list (docs/results/simple_sets.txt).
+    best = best_simple_runs(os.path.join(os.path.dirname(SCRIPT), "..", "docs"))
+    assert prefixes == {game: {best[game]} for game in prefixes} and set(best) == set(GAMES)
     commands, _ = dry_run(runs, archive, "seaquest", ONLY="simple", SIMPLE="faithful")
     assert all("--loop_hparams_set=rlmb_minatar " in command and "/seaquest/simple_100k_s" in command
                for command in commands) and len(commands) == 3
+
+
+def test_a_game_without_a_simple_set_gets_one_line(tmp_path):
+    result = subprocess.run(["bash", SCRIPT, str(tmp_path / "runs"), "pong"], capture_output=True, text=True,
+                            timeout=60, env=dict(os.environ, DRY_RUN="1", ONLY="simple", PYTHON="python"))
+    assert result.returncode != 0 and result.stderr.strip().splitlines() == [
+        f"no SimPLe set for pong in {os.path.realpath(os.path.join(os.path.dirname(SCRIPT), '..'))}"
+        "/docs/results/simple_sets.txt: games are breakout freeway asterix seaquest space_invaders"]

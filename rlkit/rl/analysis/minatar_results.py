@@ -59,10 +59,10 @@ TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 # 128-episode final evaluations; earlier runs' evaluations had 32 episodes and no record of it).
 STD_TAG, EPISODES_TAG = ("episodes/eval/sampling_temp_1.0_max_noops_0_std_unclipped",
                          "episodes/eval/sampling_temp_1.0_max_noops_0_episodes")
-# Across games: SimPLe's set for each kind of game (docs/results.md, "Which SimPLe"), the
-# baseline the others are compared with and the reference that normalises scores (random = 0).
-BEST_SIMPLE = ("SimPLe (its set per game)", {"freeway": "simple_100k", "seaquest": "simple_object_frames_100k",
-                                             "space_invaders": "simple_changed_pixels_100k"}, "simple_ends_100k")
+# Across games: SimPLe with each game's best set (DOCS/results/simple_sets.txt, which the
+# experiment script runs), the baseline the others are compared with and the reference that
+# normalises scores (random = 0).
+BEST_SIMPLE = "SimPLe (its set per game)"
 BASELINE, REFERENCE = "PPO @100K", "PPO @1M"
 STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
@@ -241,14 +241,20 @@ def final_returns(archive_dir, game, prefix):
     return [evaluations(run)[-1][1] for run in runs]
 
 
+def best_simple_runs(docs_dir):
+    """{game: the run directory prefix of its best SimPLe set} from DOCS/results/simple_sets.txt."""
+    with open(os.path.join(docs_dir, "results", "simple_sets.txt")) as f:
+        rows = [line.split() for line in f if line.strip() and not line.startswith("#")]
+    return {game: prefix for game, _, prefix in rows}
+
+
 def statistics_section(archive_dir, docs_dir):
     """Across the five games: IQM and optimality gap of normalised scores (random 0, PPO@1M 1) with
     stratified-bootstrap CIs, the probability of improving on PPO@100K, and the performance
     profile and interval plots; for the methods run on every game."""
     labels = dict(METHODS)
     prefixes = {label: {game: prefix for game in GAMES} for prefix, label in METHODS}
-    name, special, default = BEST_SIMPLE
-    prefixes[name] = {game: special.get(game, default) for game in GAMES}
+    prefixes[BEST_SIMPLE] = best_simple_runs(docs_dir)
     returns = {label: [final_returns(archive_dir, game, by_game[game]) for game in GAMES]
                for label, by_game in prefixes.items()}
     complete = {label: r for label, r in returns.items() if all(r)}
