@@ -54,7 +54,7 @@ def test_each_game_runs_its_best_simple_set(tmp_path):
                     "seaquest": {"rlmb_minatar_object_frames"},
                     "space_invaders": {"rlmb_minatar_changed_pixels"}}
     # The results' across-games row reads the same list (docs/results/simple_sets.txt).
-    best = best_simple_runs(os.path.join(os.path.dirname(SCRIPT), "..", "docs"))
+    best = best_simple_runs()
     assert prefixes == {game: {best[game]} for game in prefixes} and set(best) == set(GAMES)
     commands, _ = dry_run(runs, archive, "seaquest", ONLY="simple", SIMPLE="faithful")
     assert all("--loop_hparams_set=rlmb_minatar " in command and "/seaquest/simple_100k_s" in command

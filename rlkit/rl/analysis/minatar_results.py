@@ -59,10 +59,11 @@ TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 # 128-episode final evaluations; earlier runs' evaluations had 32 episodes and no record of it).
 STD_TAG, EPISODES_TAG = ("episodes/eval/sampling_temp_1.0_max_noops_0_std_unclipped",
                          "episodes/eval/sampling_temp_1.0_max_noops_0_episodes")
-# Across games: SimPLe with each game's best set (DOCS/results/simple_sets.txt, which the
-# experiment script runs), the baseline the others are compared with and the reference that
-# normalises scores (random = 0).
+# Across games: SimPLe with each game's best set (the repository's docs/results/simple_sets.txt,
+# which the experiment script runs), the baseline the others are compared with and the reference
+# that normalises scores (random = 0).
 BEST_SIMPLE = "SimPLe (its set per game)"
+SIMPLE_SETS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "results", "simple_sets.txt")
 BASELINE, REFERENCE = "PPO @100K", "PPO @1M"
 STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
@@ -241,9 +242,9 @@ def final_returns(archive_dir, game, prefix):
     return [evaluations(run)[-1][1] for run in runs]
 
 
-def best_simple_runs(docs_dir):
-    """{game: the run directory prefix of its best SimPLe set} from DOCS/results/simple_sets.txt."""
-    with open(os.path.join(docs_dir, "results", "simple_sets.txt")) as f:
+def best_simple_runs(path=SIMPLE_SETS):
+    """{game: the run directory prefix of its best SimPLe set} from the list at `path`."""
+    with open(path) as f:
         rows = [line.split() for line in f if line.strip() and not line.startswith("#")]
     return {game: prefix for game, _, prefix in rows}
 
@@ -254,7 +255,7 @@ def statistics_section(archive_dir, docs_dir):
     profile and interval plots; for the methods run on every game."""
     labels = dict(METHODS)
     prefixes = {label: {game: prefix for game in GAMES} for prefix, label in METHODS}
-    prefixes[BEST_SIMPLE] = best_simple_runs(docs_dir)
+    prefixes[BEST_SIMPLE] = best_simple_runs()
     returns = {label: [final_returns(archive_dir, game, by_game[game]) for game in GAMES]
                for label, by_game in prefixes.items()}
     complete = {label: r for label, r in returns.items() if all(r)}
