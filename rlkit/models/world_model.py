@@ -34,6 +34,13 @@ world model through `imagine`.
 import numpy as np
 import tensorflow as tf
 
+def end_target(hparams):
+    """What a world model's ends are (its hparams' end_target): "last_frame", the frame it
+    predicts is its episode's last, or "ending_step", the step it is given ends the episode.
+    DreamerV2's RSSM has no end_target: its ends are last frames."""
+    return hparams.get("end_target", "last_frame")
+
+
 # Per predicted frame, means over the batch: what every world model reports.
 LOSS_KEYS = frozenset({"pixel_loss", "reward_loss", "pixel_accuracy", "reward_accuracy"})
 

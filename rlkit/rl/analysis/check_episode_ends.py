@@ -24,7 +24,7 @@ from absl import flags
 from rlkit import cli
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.errors import UserError, run_command
-from rlkit.models.world_model import imagine
+from rlkit.models.world_model import end_target, imagine
 from rlkit.rl.analysis.check_rewards import ranked_above, real_steps
 from rlkit.rl.loops.world_model_training import (
     actions_and_pixel_values_of,
@@ -46,12 +46,12 @@ def define_flags():
 FLAGS = flags.FLAGS
 
 
-def end_probabilities(model, store, frames_at, context, end_target):
-    """[N] the model's P(end) for each stored (episode, position) of `frames_at`: with end_target
+def end_probabilities(model, store, frames_at, context, ends_are):
+    """[N] the model's P(end) for each stored (episode, position) of `frames_at`: with ends_are
     "last_frame", that it is its episode's last, predicted from the `context` real frames before
     it (padded at the episode's start) and their actions; with "ending_step", that the step
     taken on it ends the episode, from the frames up to it and its action."""
-    before = 1 if end_target == "last_frame" else 0
+    before = 1 if ends_are == "last_frame" else 0
     steps = [(episode, position - before) for episode, position in frames_at]
     return np.concatenate([model.end_probabilities(frames, actions, state, 0.0).numpy()
                            for _, frames, actions, state in real_steps(model, store, steps, context, 0.0)])
@@ -72,7 +72,7 @@ def main(argv):
         hparams.frame_decoding = FLAGS.frame_decoding
     model = load_world_model(hparams, FLAGS.wm_dir, store.frame_shape, num_actions, pixel_values)
     context, steps = hparams.num_context_frames, 4
-    end_target = hparams.get("end_target", "last_frame")  # DreamerV2's RSSM has none: its ends are last frames
+    ends_are = end_target(hparams)
     # From two distances before the end: a model whose ends come a fixed number of steps after
     # its start (ends fall on a training window's last target, so the model can learn when, not
     # where) flags the last frame from one distance only.
@@ -83,7 +83,7 @@ def main(argv):
             raise UserError(f"no complete episode in {FLAGS.data_dir} has more than {distance} steps")
         frames, actions = np.stack([w["frames"] for w in windows]), np.stack([w["actions"] for w in windows])
         # The step that predicts the last frame, or with ending steps the one taken on it, is the last.
-        rollout_steps = distance + (end_target == "ending_step")
+        rollout_steps = distance + (ends_are == "ending_step")
         _, _, flagged, _, _ = imagine(model, frames[:, :context], actions[:, context - 1:context - 1 + rollout_steps],
                                       temperature=0.0, history_actions=actions[:, :context - 1])
         earlier = flagged[:, :-steps].mean() if rollout_steps > steps else 0.0
@@ -92,13 +92,13 @@ def main(argv):
               f"{flagged[:, -steps:-1].mean():.3f}, earlier {earlier:.3f}")
 
     complete = [(i, len(e)) for i, e in enumerate(store.episodes) if e.complete and len(e) > steps][:FLAGS.episodes]
-    last = end_probabilities(model, store, [(i, length - 1) for i, length in complete], context, end_target)
+    last = end_probabilities(model, store, [(i, length - 1) for i, length in complete], context, ends_are)
     before = end_probabilities(model, store, [(i, length - 1 - d) for i, length in complete
-                                              for d in range(1, steps)], context, end_target)
+                                              for d in range(1, steps)], context, ends_are)
     rng = np.random.default_rng(0)
     others = [(i, int(rng.integers(1, len(e) - steps))) for i, e in enumerate(store.episodes) if len(e) > steps + 1]
     other = end_probabilities(model, store, [others[j] for j in rng.integers(len(others), size=len(before))],
-                              context, end_target)
+                              context, ends_are)
     print(f"P(end) from real frames: at the real last frames {last.mean():.3f} (above 0.5: {np.mean(last > 0.5):.3f}), "
           f"at the {steps - 1} before them {before.mean():.3f}, at {len(other)} other frames {other.mean():.4f}; "
           f"last above other (AUC) {ranked_above(last, other):.3f}")

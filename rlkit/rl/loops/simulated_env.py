@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.data_generators.batch_env import BatchEnv
+from rlkit.models.world_model import end_target
 
 SIMULATED_REWARDS = ("likeliest", "expected")
 
@@ -38,8 +39,7 @@ class SimulatedBatchEnv(BatchEnv):
             raise ValueError("the world model's env needs at least one stored episode start "
                              f"with {self.context} frames")
         self.temperature = temperature
-        # DreamerV2's RSSM has no end_target: its ends are last frames.
-        self.ends_on_step = model.hparams.get("end_target") == "ending_step"
+        self.ends_on_step = end_target(model.hparams) == "ending_step"
         self.expected_reward = reward == "expected"
         super().__init__(num_envs, gym.spaces.Box(0, 255, model.frame_shape, np.uint8), action_space,
                          action_meanings, clip_rewards=not self.expected_reward)
