@@ -6,6 +6,7 @@ that ran out of space (a full disk or quota, a read-only remount) into one line 
 could not be written; anything else is a bug and keeps its traceback.
 """
 
+import atexit
 import contextlib
 import difflib
 import errno
@@ -81,8 +82,17 @@ class Stopped(KeyboardInterrupt):
     """SIGTERM, raised in the main thread as Ctrl-C is, so both unwind the same way."""
 
 
+_stop_asked = []  # "Ctrl-C" or "SIGTERM" once one has asked this command to stop
+
+
 def _raise_stopped(signum, frame):
+    _stop_asked.append("SIGTERM")
     raise Stopped()
+
+
+def _raise_interrupted(signum, frame):
+    _stop_asked.append("Ctrl-C")
+    raise KeyboardInterrupt()
 
 
 @contextlib.contextmanager
@@ -114,6 +124,27 @@ def _quiet_shutdown():
     std_logging.getLogger("tensorflow").setLevel(std_logging.ERROR)
 
 
+def _exit_now(status):
+    """Exits with `status` once the exit hooks have run (Ray's shutdown, logging's flush),
+    without the interpreter's teardown: garbage-collecting TensorFlow's traced graphs kept a
+    stopped SimPLe loop at full CPU for 4 to 35 s after its last line (the run lock already
+    released). Everything the command writes is written whole before this (summaries are
+    flushed as they are written, files replaced whole), so the teardown has nothing to save."""
+    atexit._run_exitfuncs()  # noqa: SLF001  (what sys.exit would run, without the rest)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _report_stop(name):
+    _quiet_shutdown()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the message short
+    hint = (f"rerun the same command to resume the run in {_run_in_progress}" if _run_in_progress
+            else "nothing was left half-written")
+    print(f"stopped by {name}: {hint}", file=sys.stderr)
+    _exit_now(143 if name == "SIGTERM" else 130)
+
+
 def run_command(main):
     """absl's app.run, with UserError printed as one line and exit status 2, a write out of space
     as one line and exit status 74, and Ctrl-C or SIGTERM as one line saying how to resume and
@@ -121,18 +152,26 @@ def run_command(main):
 
     Both stop the command where it is: pending `finally` blocks run (a gs:// output dir gets
     its last upload) and files are only ever replaced whole (`fileio.atomic_write_*`), so what
-    a run wrote stays readable and a rerun of the same command resumes it."""
+    a run wrote stays readable and a rerun of the same command resumes it. A signal that lands
+    while TensorFlow runs Python of its own (tracing a function) can come out as TensorFlow's
+    error rather than as the interrupt; a command asked to stop stops the same way then."""
     def main_with_user_errors(argv):
         std_logging.getLogger("tensorflow").setLevel(std_logging.WARNING)
         logging.get_absl_handler().addFilter(WithoutTensorFlowInfo())
         signal.signal(signal.SIGTERM, _raise_stopped)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where it is ignored (nohup, &)
+            signal.signal(signal.SIGINT, _raise_interrupted)
         try:
             return main(argv)
         except UserError as e:
             _quiet_shutdown()
             print(f"error: {e}", file=sys.stderr)
-            sys.exit(2)
-        except Exception as e:  # noqa: BLE001  (only a full disk is reported here; the rest re-raise)
+            _exit_now(2)
+        except KeyboardInterrupt as e:
+            _report_stop("SIGTERM" if isinstance(e, Stopped) else "Ctrl-C")
+        except Exception as e:  # noqa: BLE001  (only a stop or a full disk is reported here; the rest re-raise)
+            if _stop_asked:
+                _report_stop(_stop_asked[0])
             failed = out_of_space(e)
             if failed is None:
                 raise
@@ -140,13 +179,5 @@ def run_command(main):
             where = f" to resume the run in {_run_in_progress}" if _run_in_progress else ""
             print(f"error: could not write {failed[0]}: {failed[1]}; free some space (or make the filesystem "
                   f"writable) and rerun the same command{where}: what was written whole is kept", file=sys.stderr)
-            sys.exit(OUT_OF_SPACE_STATUS)
-        except KeyboardInterrupt as e:
-            _quiet_shutdown()
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the message short
-            name, status = ("SIGTERM", 143) if isinstance(e, Stopped) else ("Ctrl-C", 130)
-            hint = (f"rerun the same command to resume the run in {_run_in_progress}" if _run_in_progress
-                    else "nothing was left half-written")
-            print(f"stopped by {name}: {hint}", file=sys.stderr)
-            sys.exit(status)
+            _exit_now(OUT_OF_SPACE_STATUS)
     app.run(main_with_user_errors)

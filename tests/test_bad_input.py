@@ -237,6 +237,30 @@ def test_ctrl_c_and_sigterm_stop_with_one_line_and_the_run_resumes_and_it_is_qui
     assert not [name for name in files_of(out) if os.path.basename(name).startswith(".tmp")]
 
 
+STOPPED_INSIDE_TENSORFLOW = """
+import os, signal, sys, time
+from rlkit.errors import run_command
+
+def main(argv):
+    try:
+        os.kill(os.getpid(), signal.{name})
+        time.sleep(30)
+    except KeyboardInterrupt:  # as TensorFlow's tracing turns an interrupt in its own Python into its error
+        raise RuntimeError("MISMATCH of original and normalized active exception types")
+
+run_command(main)
+"""
+
+
+@pytest.mark.parametrize("name, status, said", [("SIGINT", 130, "Ctrl-C"), ("SIGTERM", 143, "SIGTERM")])
+def test_a_signal_that_tensorflow_turns_into_its_own_error_still_stops_with_one_line(name, status, said):
+    process = subprocess.run([sys.executable, "-c", STOPPED_INSIDE_TENSORFLOW.format(name=name)],
+                             capture_output=True, text=True, timeout=60,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert (process.returncode, process.stderr) == (
+        status, f"stopped by {said}: nothing was left half-written\n"), process.stderr[-3000:]
+
+
 @pytest.mark.parametrize("signum, stop", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Stopped)])
 def test_a_signal_during_a_checkpoint_save_stops_the_command_once_the_save_is_done(signum, stop):
     # Handlers as a command has them (pytest-xdist's workers ignore SIGINT).

@@ -303,11 +303,12 @@ def train(hparams, output_dir, seed, on_evaluation=None):
         yield
         stage_seconds[name] = time.monotonic() - start
 
-    with stage(0, "first_collection", f"first real collection ({hparams.initial_collection})"):
-        if hparams.initial_collection == "random":
-            collect_real(hparams, real_env, data_dir, 0, None, seed, workers)
-        else:
-            collect_real_with_learner(hparams, real_env, data_dir, 0, trainer, seed, workers)
+    if storage.stored_steps(data_dir, 0) < steps_per_collection(hparams):  # else a resumed run has it
+        with stage(0, "first_collection", f"first real collection ({hparams.initial_collection})"):
+            if hparams.initial_collection == "random":
+                collect_real(hparams, real_env, data_dir, 0, None, seed, workers)
+            else:
+                collect_real_with_learner(hparams, real_env, data_dir, 0, trainer, seed, workers)
     # All real data, held compactly; each stage reads only the shards written since the last.
     store = FrameStore(data_dir)
     for epoch in range(hparams.epochs):
