@@ -40,5 +40,11 @@ class Progress:
         eta = format_duration((self.total - done) / rate) if rate > 0 else "?"
         parts = [f"{done:,}/{self.total:,} {self.unit} ({100 * done / max(self.total, 1):.0f}%)"]
         parts += [f"{name} {_format_stat(value)}" for name, value in stats.items()]
-        parts += [f"{rate:,.0f} {self.unit}/s" if rate >= 10 else f"{rate:.3g} {self.unit}/s", f"ETA {eta}"]
+        if rate >= 10:
+            parts.append(f"{rate:,.0f} {self.unit}/s")
+        elif rate >= 0.1:
+            parts.append(f"{rate:.3g} {self.unit}/s")
+        elif rate > 0:  # a SimPLe epoch takes minutes: "0.00116 epochs/s" says it less plainly
+            parts.append(f"{format_duration(1 / rate)} per {self.unit.removesuffix('s')}")
+        parts.append(f"ETA {eta}")  # nothing measured yet: no rate, ETA ?
         return " | ".join(parts)
