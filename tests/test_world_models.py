@@ -8,7 +8,8 @@ from rlkit.data_generators.frame_store import FrameStore
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
 from rlkit.models.estimator import Estimator
-from rlkit.models.next_frame import NextFrameBasicDeterministic, pixel_and_reward_losses
+from rlkit.models.next_frame import NextFrameBasicDeterministic
+from rlkit.models.next_frame_losses import pixel_and_reward_losses
 from rlkit.models.registry import get_model
 from rlkit.models.world_model import LOSS_KEYS, imagine, likeliest_frames, object_frames
 

@@ -31,10 +31,9 @@ import numpy as np
 import tensorflow as tf
 from keras import layers
 
-from rlkit.models.next_frame import (ActionInjection, NextFrameBasicDeterministic, add_timing_signal,
-                                     end_probabilities, episode_end_losses, likeliest_ends,
-                                     pixel_and_reward_losses, end_labels, stack_frames, target_weights,
-                                     weighted_mean)
+from rlkit.models.next_frame import ActionInjection, NextFrameBasicDeterministic, add_timing_signal, stack_frames
+from rlkit.models.next_frame_losses import (end_labels, end_probabilities, episode_end_losses, likeliest_ends,
+                                            pixel_and_reward_losses, target_weights, weighted_mean)
 from rlkit.models.registry import register_model
 from rlkit.models.world_model import (FRAME_DECODINGS, LOSS_KEYS, append_frame, expected_rewards, most_likely,
                                       predict_after_context)
