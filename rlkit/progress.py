@@ -20,10 +20,14 @@ def _format_stat(value):
 class Progress:
     """Tracks a job of `total` steps that may start part-way (a resumed run)."""
 
-    def __init__(self, total, done=0, unit="steps"):
+    def __init__(self, total, done=0, unit="steps", done_seconds=None):
+        """done_seconds: the wall time the `done` part took in earlier processes (a resumed SimPLe
+        loop's stored epochs); the rate then counts it, so a resumed slow job has an ETA at once."""
         self.total = total
         self.unit = unit
         self.restart(done)
+        if done_seconds:
+            self._start_done, self._start_time = 0, self._start_time - done_seconds
 
     def restart(self, done):
         """Measures the rate (and so the ETA) from `done` on: for a job whose first part runs at

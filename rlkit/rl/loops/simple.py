@@ -259,6 +259,17 @@ def save_epoch_results(eval_dir, summary, scalars, stage_seconds):
     atomic_write_text(path, json.dumps(summary, indent=2) + "\n")
 
 
+def stored_epochs(eval_dir, epochs):
+    """(epochs done, their stored wall time in seconds) of a run being resumed: the loop's ETA
+    starts from them. Epochs finish in order, so the done ones are the first."""
+    done, seconds = 0, 0.0
+    while done < epochs and os.path.exists(path := os.path.join(eval_dir, f"epoch_{done}.json")):
+        with open(path) as f:
+            seconds += sum(json.load(f).get("stage_seconds", {}).values())
+        done += 1
+    return done, seconds
+
+
 def train(hparams, output_dir, seed, on_evaluation=None):
     """Runs (or resumes) the whole loop; returns the last epoch's eval summary.
 
@@ -290,7 +301,8 @@ def train(hparams, output_dir, seed, on_evaluation=None):
                                       int(real_env.action_space.n), pixel_values(hparams))
     cli.write_operative_config(output_dir)
 
-    loop = Progress(hparams.epochs, 0, unit="epochs")
+    done_epochs, done_seconds = stored_epochs(eval_dir, hparams.epochs)
+    loop = Progress(hparams.epochs, done_epochs, unit="epochs", done_seconds=done_seconds)
     stage_seconds = {}
 
     @contextlib.contextmanager
@@ -313,7 +325,6 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     store = FrameStore(data_dir)
     for epoch in range(hparams.epochs):
         if os.path.exists(os.path.join(eval_dir, f"epoch_{epoch}.json")):
-            loop = Progress(hparams.epochs, epoch + 1, unit="epochs")  # ETA from this process's epochs
             continue
         seen = list(range(epoch + 1))
         target = world_model_target(hparams, epoch)
