@@ -26,6 +26,8 @@
 # A run whose record docs/results/runs/GAME/RUN archives as finished (minatar_results.py) and whose
 # directory is not under RUNS (a fresh machine) is skipped, so a new session starts only what the
 # tables still lack; RERUN=1 runs it again. DRY_RUN=1 prints the commands that would run, and runs none.
+# JOBS=N runs N at a time, each with TensorFlow on (cores / N) threads and its output in RUNS/GAME/RUN.log
+# (as Ray's trials in rlkit.rl.lab do); Ctrl-C or SIGTERM stops them all (each run resumes on rerun).
 set -euo pipefail
 runs=${1:?usage: bash scripts/minatar_experiment.sh RUNS_DIR [GAME ...]}
 shift
@@ -35,6 +37,9 @@ python=${PYTHON:-python}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 archive=${ARCHIVE:-$repo/docs/results/runs}
 simple_sets=$repo/docs/results/simple_sets.txt
+jobs_at_once=${JOBS:-1}
+threads=$(( $(nproc) / jobs_at_once )); [ "$threads" -ge 1 ] || threads=1
+started=() logs=()
 
 launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already holds RUN_DIR finished
   local run_dir=$1 record
@@ -44,10 +49,26 @@ launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already
     echo "skipped $run_dir: archived as finished ($record)" >&2
   elif [ -n "${DRY_RUN:-}" ]; then
     echo "$*"
+  elif [ "$jobs_at_once" -gt 1 ]; then
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
+    mkdir -p "$(dirname "$run_dir")"
+    echo "started $(basename "$(dirname "$run_dir")")/$(basename "$run_dir") (log: $run_dir.log)" >&2
+    TF_NUM_INTRAOP_THREADS=$threads TF_NUM_INTEROP_THREADS=1 "$@" >> "$run_dir.log" 2>&1 &
+    started+=($!) logs+=("$run_dir.log")
   else
     "$@"
   fi
 }
+
+# Runs started in the background ignore Ctrl-C (bash does that without job control): pass the stop on.
+stop_runs() {
+  [ ${#started[@]} -eq 0 ] || kill -TERM "${started[@]}" 2>/dev/null || true
+  wait
+  echo "stopped; rerun the same command to resume the runs" >&2
+  exit "$1"
+}
+trap 'stop_runs 130' INT
+trap 'stop_runs 143' TERM
 
 seeds() {  # seeds METHOD GAME: the seed list of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
@@ -117,4 +138,10 @@ if [ "${ONLY:-}" = dreamer_1m ]; then
         --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,num_env_steps=1000000" --seed="$seed" --output_dir="$runs/$game/dreamer_1m_s$seed"
     done
   done
+fi
+failed=()
+for i in "${!started[@]}"; do wait "${started[$i]}" || failed+=("${logs[$i]}"); done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "${#failed[@]} of ${#started[@]} runs failed; the end of each log says why: ${failed[*]}" >&2
+  exit 1
 fi

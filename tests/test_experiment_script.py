@@ -3,7 +3,9 @@ on a fresh machine, given what the archive already holds finished."""
 
 import json
 import os
+import signal
 import subprocess
+import time
 
 from rlkit.rl.analysis.minatar_results import GAMES, best_simple_runs
 
@@ -68,3 +70,50 @@ def test_a_game_without_a_simple_set_gets_one_line(tmp_path):
     assert result.returncode != 0 and result.stderr.strip().splitlines() == [
         f"no SimPLe set for pong in {os.path.realpath(os.path.join(os.path.dirname(SCRIPT), '..'))}"
         "/docs/results/simple_sets.txt: games are breakout freeway asterix seaquest space_invaders"]
+
+
+# A stand-in for python that records each run's start, end and thread settings; seed 1 fails.
+FAKE_PYTHON = """out=${@: -1}; out=${out#--output_dir=}
+echo "start $out $TF_NUM_INTRAOP_THREADS $TF_NUM_INTEROP_THREADS" >> "$RECORD"
+trap 'echo "stopped $out" >> "$RECORD"; exit 143' TERM
+sleep "$FAKE_SECONDS" & wait $!
+case "$out" in *_s1) echo "seed 1 went wrong" >&2; exit 1 ;; esac
+echo "end $out" >> "$RECORD"
+"""
+
+
+def start_in_parallel(tmp_path, seconds):
+    (tmp_path / "fake.sh").write_text(FAKE_PYTHON)
+    env = dict(os.environ, JOBS="2", ONLY="simple", ARCHIVE=str(tmp_path / "archive"), RECORD=str(tmp_path / "record"),
+               PYTHON=f"bash {tmp_path / 'fake.sh'}", FAKE_SECONDS=str(seconds))
+    return subprocess.Popen(["bash", SCRIPT, str(tmp_path / "runs"), "asterix"], env=env, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def test_jobs_runs_that_many_at_a_time_each_with_its_share_of_the_cores_and_its_own_log(tmp_path):
+    process = start_in_parallel(tmp_path, seconds=3)
+    stderr = process.communicate(timeout=60)[1]
+    events = [line.split() for line in (tmp_path / "record").read_text().splitlines()]
+    runs = tmp_path / "runs" / "asterix"
+    run = [str(runs / f"simple_ending_steps_100k_s{seed}") for seed in range(3)]
+    # Seeds 0 and 1 start together; seed 2 when the first of them is done.
+    assert [event[:2] for event in events[:2]] == [["start", run[0]], ["start", run[1]]]
+    assert events[2][0] != "start" and ["start", run[2]] == events[3][:2]
+    threads = str(max(1, os.cpu_count() // 2))
+    assert all(event[2:] == [threads, "1"] for event in events if event[0] == "start")
+    assert (runs / "simple_ending_steps_100k_s1.log").read_text() == "seed 1 went wrong\n"
+    assert process.returncode == 1
+    assert stderr.splitlines()[-1] == f"1 of 3 runs failed; the end of each log says why: {run[1]}.log"
+
+
+def test_stopping_the_script_stops_every_run_it_started(tmp_path):
+    process = start_in_parallel(tmp_path, seconds=60)
+    deadline = time.monotonic() + 30
+    while (not (tmp_path / "record").exists() or len((tmp_path / "record").read_text().splitlines()) < 2) \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    stderr = process.communicate(timeout=30)[1]
+    assert process.returncode == 130 and stderr.splitlines()[-1] == "stopped; rerun the same command to resume the runs"
+    assert sorted(line.split()[0] for line in (tmp_path / "record").read_text().splitlines()) == [
+        "start", "start", "stopped", "stopped"]
