@@ -26,8 +26,8 @@
 # A run whose record docs/results/runs/GAME/RUN archives as finished (minatar_results.py) and whose
 # directory is not under RUNS (a fresh machine) is skipped, so a new session starts only what the
 # tables still lack; RERUN=1 runs it again. DRY_RUN=1 prints the commands that would run, and runs none.
-# JOBS=N runs N at a time, each with TensorFlow on (cores / N) threads and its output in RUNS/GAME/RUN.log
-# (as Ray's trials in rlkit.rl.lab do); Ctrl-C or SIGTERM stops them all (each run resumes on rerun).
+# JOBS=N runs N at a time, each with TensorFlow on (cores / N) threads unless TF_NUM_INTRAOP_THREADS
+# says otherwise (as Ray's trials in rlkit.rl.lab), its output in RUNS/GAME/RUN.log; Ctrl-C or SIGTERM stops them all (each run resumes on rerun).
 set -euo pipefail
 runs=${1:?usage: bash scripts/minatar_experiment.sh RUNS_DIR [GAME ...]}
 shift
@@ -38,6 +38,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 archive=${ARCHIVE:-$repo/docs/results/runs}
 simple_sets=$repo/docs/results/simple_sets.txt
 jobs_at_once=${JOBS:-1}
+[[ "$jobs_at_once" =~ ^[1-9][0-9]*$ ]] || { echo "JOBS=$jobs_at_once: give how many runs at a time, 1 or more" >&2; exit 2; }
 threads=$(( $(nproc) / jobs_at_once )); [ "$threads" -ge 1 ] || threads=1
 started=() logs=()
 
@@ -53,7 +54,8 @@ launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already
     while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
     mkdir -p "$(dirname "$run_dir")"
     echo "started $(basename "$(dirname "$run_dir")")/$(basename "$run_dir") (log: $run_dir.log)" >&2
-    TF_NUM_INTRAOP_THREADS=$threads TF_NUM_INTEROP_THREADS=1 "$@" >> "$run_dir.log" 2>&1 &
+    TF_NUM_INTRAOP_THREADS=${TF_NUM_INTRAOP_THREADS:-$threads} TF_NUM_INTEROP_THREADS=${TF_NUM_INTEROP_THREADS:-1} \
+      "$@" >> "$run_dir.log" 2>&1 &
     started+=($!) logs+=("$run_dir.log")
   else
     "$@"

@@ -1,11 +1,14 @@
-"""scripts/minatar_experiment.sh, the results page's experiment, as a dry run: what it would start
-on a fresh machine, given what the archive already holds finished."""
+"""scripts/minatar_experiment.sh, the results page's experiment: as a dry run, what it would start
+on a fresh machine, given what the archive already holds finished; with JOBS, how it runs several
+at a time (with a stand-in for python that records what it was started with)."""
 
 import json
 import os
 import signal
 import subprocess
 import time
+
+import pytest
 
 from rlkit.rl.analysis.minatar_results import GAMES, best_simple_runs
 
@@ -64,6 +67,15 @@ def test_each_game_runs_its_best_simple_set(tmp_path):
                for command in commands) and len(commands) == 3
 
 
+@pytest.mark.parametrize("jobs", ["0", "two", "-1"])
+def test_a_bad_jobs_count_gets_one_line(tmp_path, jobs):
+    result = subprocess.run(["bash", SCRIPT, str(tmp_path / "runs")], capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, JOBS=jobs, PYTHON="python"))
+    assert result.returncode == 2 and result.stderr.splitlines() == [
+        f"JOBS={jobs}: give how many runs at a time, 1 or more"]
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_game_without_a_simple_set_gets_one_line(tmp_path):
     result = subprocess.run(["bash", SCRIPT, str(tmp_path / "runs"), "pong"], capture_output=True, text=True,
                             timeout=60, env=dict(os.environ, DRY_RUN="1", ONLY="simple", PYTHON="python"))
@@ -84,7 +96,8 @@ echo "end $out" >> "$RECORD"
 
 def start_in_parallel(tmp_path, seconds):
     (tmp_path / "fake.sh").write_text(FAKE_PYTHON)
-    env = dict(os.environ, JOBS="2", ONLY="simple", ARCHIVE=str(tmp_path / "archive"), RECORD=str(tmp_path / "record"),
+    inherited = {name: value for name, value in os.environ.items() if not name.startswith("TF_NUM_")}
+    env = dict(inherited, JOBS="2", ONLY="simple", ARCHIVE=str(tmp_path / "archive"), RECORD=str(tmp_path / "record"),
                PYTHON=f"bash {tmp_path / 'fake.sh'}", FAKE_SECONDS=str(seconds))
     return subprocess.Popen(["bash", SCRIPT, str(tmp_path / "runs"), "asterix"], env=env, stderr=subprocess.PIPE,
                             text=True)
