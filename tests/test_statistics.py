@@ -63,3 +63,39 @@ def test_final_evaluations_of_minatar_results_play_128_episodes_and_the_others_a
     minatar = create_hparams("rlmf_minatar")
     assert evaluation_episodes(minatar, final=True) == 128 and evaluation_episodes(minatar, final=False) == 32
     assert evaluation_episodes(create_hparams("rlmf_tiny"), final=True) == create_hparams("rlmf_tiny").eval_batch_size
+
+
+def archived_run(archive, game, run, returns, finished):
+    """An archived run as minatar_results stores it: evaluation events at 10,000 real steps apart
+    (temperature 1 and greedy), and its run_info.json."""
+    import json
+
+    import tensorflow as tf
+
+    from rlkit.rl.analysis.minatar_results import GREEDY_TAG, TAG
+    from rlkit.summaries import write_summaries
+
+    path = archive / game / run
+    writer = tf.summary.create_file_writer(str(path / "eval_metrics"))
+    for i, value in enumerate(returns):
+        write_summaries(writer, 10_000 * (i + 1), {TAG: value, GREEDY_TAG: value})
+    writer.close()
+    (path / "run_info.json").write_text(json.dumps(dict(finished=finished, evaluations=len(returns),
+                                                        wall_seconds=None)))
+
+
+def test_a_cell_counts_its_finished_runs_and_a_run_still_going_only_where_none_has_finished(tmp_path):
+    from rlkit.rl.analysis.minatar_results import final_returns, game_rows
+
+    archive = tmp_path / "runs"
+    archived_run(archive, "seaquest", "simple_object_frames_100k_s0", [0.1, 0.3], finished=True)
+    archived_run(archive, "seaquest", "simple_object_frames_100k_s1", [0.2, 0.5], finished=True)
+    archived_run(archive, "seaquest", "simple_object_frames_100k_s2", [0.1], finished=False)  # just started
+    archived_run(archive, "seaquest", "simple_ends_100k_s0", [0.05], finished=False)  # never finished
+    rows, _, evaluated = game_rows(str(archive), "seaquest")
+    cells = {row[1]: row[2:4] for row in rows}
+    assert cells["SimPLe + ends + one-cell objects + object frames @100K"] == ["2 (+1 unfinished, not counted)",
+                                                                              "0.40 [0.30, 0.50]"]
+    assert cells["SimPLe + episode ends @100K"] == ["1 (1 unfinished)", "0.05"]
+    assert final_returns(str(archive), "seaquest", "simple_object_frames_100k") == pytest.approx([0.3, 0.5])
+    assert len(evaluated) == 4  # the curves show every run

@@ -3,15 +3,15 @@ the real-Pong run (rlmb_pong_cpu) with its random baseline.
 
     python -m rlkit.rl.analysis.minatar_results --runs=RUNS [--pong_runs=PONG_RUNS] [--docs=docs]
 
-Run directories are large (data, checkpoints) and a machine may not outlive a session, so each
-run's evaluation record is first archived into DOCS/results/runs/GAME/RUN: its evaluation event
-files, the loop's per-epoch JSON (world-model metrics, stage times), its hparams.json, run.json
-and command.txt, and run_info.json (finished or not, wall time). A run replaces its archived
+Each run's evaluation record is first archived into DOCS/results/runs/GAME/RUN
+(rlkit.rl.analysis.run_archive: its evaluation event files, the loop's per-epoch JSON, its
+hparams.json, run.json and command.txt, and run_info.json). A run replaces its archived
 copy only when it has evaluated at least as often, so a run restarted on a fresh machine never
 overwrites a longer record. The tables (between the `<!-- results:begin -->` and
 `<!-- results:end -->` lines of DOCS/results.md) and one figure per game
 (DOCS/results/minatar_GAME.png, drawn with the plot command) are then made from the archive
-alone: without --runs the script redraws them from what earlier sessions archived.
+alone: without --runs the script redraws them from what earlier sessions archived. A cell
+counts a method's finished runs (a run still going only where none has finished: `counted_runs`).
 --pong_runs (a dir holding simple_pong_cpu_s* and random_s*) is archived into
 DOCS/results/runs/pong alike, and makes the per-epoch table between `<!-- pong:begin -->` and
 `<!-- pong:end -->` and DOCS/results/pong_cpu.png.
@@ -21,7 +21,6 @@ import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -30,6 +29,7 @@ from absl import flags
 
 from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
+from rlkit.rl.analysis.run_archive import TAG, archive_run, evaluations
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -56,7 +56,6 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            # Not DreamerV2: half of each batch's sequences drawn to hold a reward (rare-reward games).
            ("dreamer_rewarded_100k", "DreamerV2 + rewarded sequences @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
-TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"
 # The final evaluation's spread over its episodes, where the run recorded it (since the
 # 128-episode final evaluations; earlier runs' evaluations had 32 episodes and no record of it).
 STD_TAG, EPISODES_TAG = ("episodes/eval/sampling_temp_1.0_max_noops_0_std_unclipped",
@@ -69,84 +68,12 @@ SIMPLE_SETS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", 
 BASELINE, REFERENCE = "PPO @100K", "PPO @1M"
 STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
-RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 PONG_BEGIN, PONG_END = "<!-- pong:begin -->", "<!-- pong:end -->"
 PONG_RUNS = ("simple_pong_cpu", "random")
 # The evaluation cells of the Pong table: (sampling temperature, max no-ops, column title)
 PONG_CELLS = ((1.0, 0, "temperature 1"), (1.0, 8, "temperature 1, 8 no-ops"), (0.5, 8, "temperature 0.5, 8 no-ops"),
               (0.0, 0, "temperature 0"))
-RUN_FILES = ("hparams.json", "run.json", "command.txt", "summary.json")  # summary.json: the random baseline's
-EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's evaluation events
-
-
-def finished(run):
-    """Whether a live run ended: the SimPLe loop's last epoch evaluated, the Dreamer loop's last
-    step, the model-free policy exported, the random baseline's summary written."""
-    hparams = os.path.join(run, "hparams.json")
-    if os.path.exists(os.path.join(run, "eval_metrics")) and os.path.exists(hparams):
-        with open(hparams) as f:
-            saved = json.load(f)
-        last = f"epoch_{saved['epochs'] - 1}" if "epochs" in saved else f"step_{saved['num_env_steps']}"
-        return os.path.exists(os.path.join(run, "eval_metrics", f"{last}.json"))
-    return any(os.path.exists(os.path.join(run, name)) for name in ("policy/saved_model.pb", "summary.json"))
-
-
-def evaluations(run):
-    """(real env steps, value) of each of a run's evaluations at TAG; [] before the first."""
-    try:
-        _, steps, values = curves.run_series(run, run, TAG)
-    except Exception:  # no evaluation yet
-        return []
-    return list(zip(steps.tolist(), values.tolist()))
-
-
-def wall_seconds(run):
-    """Seconds a live run worked: the SimPLe loop's stage times, or the training event times of
-    the model-free trainer (train/) or the Dreamer loop (world_model/train/) without the pauses
-    of kills and resumes."""
-    epochs = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")))
-    if epochs:
-        return sum(sum(json.load(open(path)).get("stage_seconds", {}).values()) for path in epochs)
-    train = next((path for path in (os.path.join(run, "train"), os.path.join(run, "world_model", "train"))
-                  if os.path.isdir(path)), None)
-    if train is None:
-        return None
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    events = EventAccumulator(train, size_guidance={"tensors": 0})
-    events.Reload()
-    times = np.sort([e.wall_time for tag in events.Tags()["tensors"] for e in events.Tensors(tag)])
-    gaps = np.diff(times)
-    return float(gaps[gaps < RESUME_GAP_SECONDS].sum()) if len(times) > 1 else None
-
-
-def archive_run(run, archived):
-    """Copies a live run's evaluation record into `archived` (replacing an archived copy with
-    fewer evaluations); returns whether it did."""
-    points = evaluations(run)
-    info_path = os.path.join(archived, "run_info.json")
-    if not points or (os.path.exists(info_path) and json.load(open(info_path))["evaluations"] > len(points)):
-        return False
-    staging = archived + ".new"
-    shutil.rmtree(staging, ignore_errors=True)
-    os.makedirs(staging)
-    for name in RUN_FILES:
-        if os.path.exists(os.path.join(run, name)):
-            shutil.copy(os.path.join(run, name), staging)
-    for name in EVAL_DIRS:
-        if os.path.isdir(os.path.join(run, name)):  # its event files and per-epoch JSON, no subdirs
-            os.makedirs(os.path.join(staging, name))
-            for path in glob.glob(os.path.join(run, name, "*")):
-                if os.path.isfile(path):
-                    shutil.copy(path, os.path.join(staging, name))
-    for path in glob.glob(os.path.join(run, "*tfevents*")):  # the random baseline's, at its top
-        shutil.copy(path, staging)
-    info = dict(finished=finished(run), evaluations=len(points), wall_seconds=wall_seconds(run))
-    with open(os.path.join(staging, "run_info.json"), "w") as f:
-        json.dump(info, f, indent=2)
-    shutil.rmtree(archived, ignore_errors=True)
-    os.replace(staging, archived)
-    return True
 
 
 def archive(runs_dir, archive_dir, prefixes):
@@ -209,6 +136,14 @@ def mean_std(values, digits=2):
     return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
 
 
+def counted_runs(runs):
+    """(the runs a cell's statistics count, how many are left out): the finished runs, or where
+    none has finished, those still going at their last evaluation, so that a run just started
+    does not pull the cell of runs that went the whole way towards its first epoch."""
+    done = [run for run in runs if json.load(open(os.path.join(run, "run_info.json")))["finished"]]
+    return (done, len(runs) - len(done)) if done else (runs, 0)
+
+
 def game_rows(archive_dir, game):
     """(table rows, SimPLe runs' world-model metrics, the runs evaluated) of one game's archived runs."""
     rows, world_models, evaluated = [], [], []
@@ -216,21 +151,23 @@ def game_rows(archive_dir, game):
         runs = sorted(p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p))
         if not runs:
             continue
+        evaluated += runs
+        world_models += [(os.path.basename(run), metrics) for run in runs
+                         if prefix.startswith("simple") and (metrics := world_model_metrics(run))]
+        counted, left_out = counted_runs(runs)
         finals, greedy, steps, seconds, errors, unfinished = [], [], [], [], [], 0
-        for run in runs:
+        for run in counted:
             info = json.load(open(os.path.join(run, "run_info.json")))
             step, value = evaluations(run)[-1]
             finals.append(value)
             errors.append(evaluation_error(run))
-            evaluated.append(run)
             greedy.append(float(curves.run_series(run, run, GREEDY_TAG)[2][-1]))
             steps.append(step)
             unfinished += not info["finished"]
             if info["wall_seconds"] is not None:
                 seconds.append(info["wall_seconds"])
-            if prefix.startswith("simple") and (metrics := world_model_metrics(run)):
-                world_models.append((os.path.basename(run), metrics))
-        note = f" ({unfinished} unfinished)" if unfinished else ""
+        note = (f" (+{left_out} unfinished, not counted)" if left_out
+                else f" ({unfinished} unfinished)" if unfinished else "")
         rows.append([game, label, f"{len(finals)}{note}", mean_interval(finals), mean_interval(greedy),
                      noise(finals, errors), f"{int(np.mean(steps)):,}" if prefix != "random" else "—",
                      duration(np.mean(seconds)) if seconds else "—"])
@@ -238,10 +175,11 @@ def game_rows(archive_dir, game):
 
 
 def final_returns(archive_dir, game, prefix):
-    """The final returns (temperature 1) of a game's archived runs of one method, in seed order."""
+    """The final returns (temperature 1) of a game's archived runs of one method that its table
+    cell counts (`counted_runs`), in seed order."""
     runs = sorted((p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p)),
                   key=lambda p: int(p.rsplit("_s", 1)[1]))
-    return [evaluations(run)[-1][1] for run in runs]
+    return [evaluations(run)[-1][1] for run in counted_runs(runs)[0]]
 
 
 def best_simple_runs(path=SIMPLE_SETS):

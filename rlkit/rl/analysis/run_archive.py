@@ -1,0 +1,89 @@
+"""The evaluation record of a run, kept where the run itself cannot be: a machine may not
+outlive a session and run directories are large (data, checkpoints). `archive_run` copies a run's
+evaluation event files, the SimPLe loop's per-epoch JSON (world-model metrics, stage times), its
+hparams.json, run.json and command.txt, and writes run_info.json (finished or not, evaluations,
+wall time); rlkit.rl.analysis.minatar_results makes docs/results.md's tables from these copies.
+"""
+
+import glob
+import json
+import os
+import shutil
+
+import numpy as np
+
+from rlkit.rl.experiments import curves
+
+TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"  # a run's main return: temperature 1
+RUN_FILES = ("hparams.json", "run.json", "command.txt", "summary.json")  # summary.json: the random baseline's
+EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's evaluation events
+RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
+
+
+def finished(run):
+    """Whether a live run ended: the SimPLe loop's last epoch evaluated, the Dreamer loop's last
+    step, the model-free policy exported, the random baseline's summary written."""
+    hparams = os.path.join(run, "hparams.json")
+    if os.path.exists(os.path.join(run, "eval_metrics")) and os.path.exists(hparams):
+        with open(hparams) as f:
+            saved = json.load(f)
+        last = f"epoch_{saved['epochs'] - 1}" if "epochs" in saved else f"step_{saved['num_env_steps']}"
+        return os.path.exists(os.path.join(run, "eval_metrics", f"{last}.json"))
+    return any(os.path.exists(os.path.join(run, name)) for name in ("policy/saved_model.pb", "summary.json"))
+
+
+def evaluations(run):
+    """(real env steps, value) of each of a run's evaluations at TAG; [] before the first."""
+    try:
+        _, steps, values = curves.run_series(run, run, TAG)
+    except Exception:  # no evaluation yet
+        return []
+    return list(zip(steps.tolist(), values.tolist()))
+
+
+def wall_seconds(run):
+    """Seconds a live run worked: the SimPLe loop's stage times, or the training event times of
+    the model-free trainer (train/) or the Dreamer loop (world_model/train/) without the pauses
+    of kills and resumes."""
+    epochs = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")))
+    if epochs:
+        return sum(sum(json.load(open(path)).get("stage_seconds", {}).values()) for path in epochs)
+    train = next((path for path in (os.path.join(run, "train"), os.path.join(run, "world_model", "train"))
+                  if os.path.isdir(path)), None)
+    if train is None:
+        return None
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    events = EventAccumulator(train, size_guidance={"tensors": 0})
+    events.Reload()
+    times = np.sort([e.wall_time for tag in events.Tags()["tensors"] for e in events.Tensors(tag)])
+    gaps = np.diff(times)
+    return float(gaps[gaps < RESUME_GAP_SECONDS].sum()) if len(times) > 1 else None
+
+
+def archive_run(run, archived):
+    """Copies a live run's evaluation record into `archived` (replacing an archived copy with
+    fewer evaluations); returns whether it did."""
+    points = evaluations(run)
+    info_path = os.path.join(archived, "run_info.json")
+    if not points or (os.path.exists(info_path) and json.load(open(info_path))["evaluations"] > len(points)):
+        return False
+    staging = archived + ".new"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    for name in RUN_FILES:
+        if os.path.exists(os.path.join(run, name)):
+            shutil.copy(os.path.join(run, name), staging)
+    for name in EVAL_DIRS:
+        if os.path.isdir(os.path.join(run, name)):  # its event files and per-epoch JSON, no subdirs
+            os.makedirs(os.path.join(staging, name))
+            for path in glob.glob(os.path.join(run, name, "*")):
+                if os.path.isfile(path):
+                    shutil.copy(path, os.path.join(staging, name))
+    for path in glob.glob(os.path.join(run, "*tfevents*")):  # the random baseline's, at its top
+        shutil.copy(path, staging)
+    info = dict(finished=finished(run), evaluations=len(points), wall_seconds=wall_seconds(run))
+    with open(os.path.join(staging, "run_info.json"), "w") as f:
+        json.dump(info, f, indent=2)
+    shutil.rmtree(archived, ignore_errors=True)
+    os.replace(staging, archived)
+    return True
