@@ -18,6 +18,7 @@
 # ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
 # DreamerV2's: --hparams=rewarded_sequence_share=0.5) on the games whose rewards its replay
 # rarely holds, Asterix and Freeway (3 seeds, RUNS/GAME/dreamer_rewarded_100k_sS).
+# ONLY=long_eval evaluates every random and PPO@100K seed again on 2,048 episodes (below).
 # SimPLe rows, each game's best set, listed in docs/results/simple_sets.txt (with its run directory,
 # RUNS/GAME/PREFIX_sS): rlmb_minatar (SimPLe as published) on Freeway, whose episodes do not end
 # early; on the four games that end at the first lost life, which SimPLe's model cannot show, sets
@@ -138,6 +139,36 @@ if [ "${ONLY:-}" = dreamer_1m ]; then
     for seed in $(seeds dreamer_1m "$game"); do
       launch "$runs/$game/dreamer_1m_s$seed" $python -m rlkit.rl.trainer_model_based \
         --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,num_env_steps=1000000" --seed="$seed" --output_dir="$runs/$game/dreamer_1m_s$seed"
+    done
+  done
+fi
+if [ "${ONLY:-}" = long_eval ]; then
+  # Evaluation noise against seed noise: each random and PPO@100K seed's final policy (the PPO run
+  # first, rerun where it is not here: same seed, same numbers) evaluated again on
+  # LONG_EVAL_EPISODES episodes (2,048) at temperature 1, into RUNS/GAME/long_eval/RUN (beside
+  # the run, whose own evaluation events it would otherwise double); minatar_results archives its
+  # summary.json as the run's long_eval.json and sets the seeds' spread at 128 episodes against 2,048's.
+  # One run at a time (each needs its policy trained first), minutes each.
+  episodes=${LONG_EVAL_EPISODES:-2048}
+  now() { if [ -n "${DRY_RUN:-}" ]; then echo "$*"; else "$@"; fi; }
+  for game in "${games[@]}"; do
+    for seed in $(seeds model_free "$game"); do
+      for method in random ppo_100k; do
+        run="$runs/$game/${method}_s$seed" long="$runs/$game/long_eval/${method}_s$seed"
+        if [ -z "${RERUN:-}" ] && [ -f "$archive/$game/${method}_s$seed/long_eval.json" ]; then
+          echo "skipped $run: its long evaluation is archived" >&2; continue
+        fi
+        [ ! -f "$long/summary.json" ] || continue  # done here, not archived yet
+        if [ "$method" = random ]; then
+          now $python -m rlkit.rl.evaluator --agent=random --hparams_set=rlmf_minatar --seed="$seed" \
+            --hparams="game=minatar/$game,eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
+        else
+          now $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game" \
+            --seed="$seed" --output_dir="$run"
+          now $python -m rlkit.rl.evaluator --policy_dir="$run/policy" --seed="$seed" \
+            --hparams="eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
+        fi
+      done
     done
   done
 fi

@@ -45,6 +45,23 @@ def test_a_fresh_machine_starts_only_the_runs_the_archive_lacks_finished(tmp_pat
     assert len(dry_run(runs, archive, "asterix", ONLY="simple", RERUN="1")[0]) == 3
 
 
+def test_long_evaluations_train_each_ppo_seed_first_and_skip_those_archived(tmp_path):
+    """ONLY=long_eval: each random and PPO@100K seed evaluated on 2,048 episodes beside its run
+    (RUNS/GAME/long_eval/RUN), a PPO run trained (or resumed) before its policy is evaluated."""
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    archive_record(archive, "breakout", "random_s0", finished=True)
+    (archive / "breakout" / "random_s0" / "long_eval.json").write_text("{}")
+    commands, stderr = dry_run(runs, archive, "breakout", ONLY="long_eval", SEEDS_model_free_breakout="0 1")
+    modules = [command.split()[2] + (" random" if "--agent=random" in command else "") for command in commands]
+    assert modules == ["rlkit.rl.trainer_model_free", "rlkit.rl.evaluator",  # random_s0's is archived
+                       "rlkit.rl.evaluator random", "rlkit.rl.trainer_model_free", "rlkit.rl.evaluator"]
+    assert "skipped" in stderr and "random_s0" in stderr
+    assert commands[1].endswith(f"--hparams=eval_batch_size=2048,eval_sampling_temps=[1.0] "
+                                f"--eval_metrics_dir={runs}/breakout/long_eval/ppo_100k_s0")
+    assert f"--policy_dir={runs}/breakout/ppo_100k_s0/policy" in commands[1]
+    assert f"--output_dir={runs}/breakout/ppo_100k_s0" in commands[0]
+
+
 def test_each_game_runs_its_best_simple_set(tmp_path):
     """Seaquest's SimPLe rows come from object frames, Space Invaders' from changed pixels, Asterix's
     from ending steps, Freeway's from SimPLe as published, Breakout's from episode ends;

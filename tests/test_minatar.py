@@ -260,6 +260,20 @@ def test_a_minatar_run_exports_colour_pngs_and_plays_and_records(minatar_run, tm
                         "--num_debug_videos=1")
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(os.listdir(tmp_path / "videos")) == 2  # one per sampling temperature
+    hparams = json.load(open(os.path.join(minatar_run, "hparams.json")))
+    with open(tmp_path / "eval" / "summary.json") as f:
+        (cells,) = json.load(f)["results"].values()  # the newest epoch's policy
+    assert {cell["episodes"] for cell in cells.values()} == {hparams["final_eval_batch_size"]}  # the run's final evaluation
+
+    # Asked for more episodes than the run's final evaluation plays, the evaluator plays them.
+    episodes = hparams["final_eval_batch_size"] + 3
+    result = run_module("rlkit.rl.evaluator", f"--policy_dir={minatar_run}/policy",
+                        f"--hparams=eval_step_limit=10,eval_batch_size={episodes},eval_sampling_temps=[1.0]",
+                        f"--eval_metrics_dir={tmp_path / 'more'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(tmp_path / "more" / "summary.json") as f:
+        (cells,) = json.load(f)["results"].values()
+    assert [cell["episodes"] for cell in cells.values()] == [episodes]
 
 
 def test_a_game_needing_minatar_says_how_to_install_it(tmp_path):

@@ -1,6 +1,8 @@
 """The results statistics (rlkit.rl.analysis.statistics, on rliable) on hand-made scores, and
 the final evaluation's episode count."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -68,8 +70,6 @@ def test_final_evaluations_of_minatar_results_play_128_episodes_and_the_others_a
 def archived_run(archive, game, run, returns, finished):
     """An archived run as minatar_results stores it: evaluation events at 10,000 real steps apart
     (temperature 1 and greedy), and its run_info.json."""
-    import json
-
     import tensorflow as tf
 
     from rlkit.rl.analysis.minatar_results import GREEDY_TAG, TAG
@@ -99,3 +99,57 @@ def test_a_cell_counts_its_finished_runs_and_a_run_still_going_only_where_none_h
     assert cells["SimPLe + episode ends @100K"] == ["1 (1 unfinished)", "0.05"]
     assert final_returns(str(archive), "seaquest", "simple_object_frames_100k") == pytest.approx([0.3, 0.5])
     assert len(evaluated) == 4  # the curves show every run
+
+
+def long_evaluation_summary(path, mean, spread, episodes, name="summary.json"):
+    """The evaluator's summary.json of a long evaluation at temperature 1, as far as it is read
+    (archived as long_eval.json)."""
+    path.mkdir(parents=True, exist_ok=True)
+    cell = dict(mean_unclipped=mean, std_unclipped=spread, episodes=episodes)
+    (path / name).write_text(json.dumps({"results": {"policy": {"sampling_temp_1.0_max_noops_0": cell}}}))
+
+
+def test_long_evaluations_are_archived_beside_their_runs_and_kept_when_a_run_is_archived_again(tmp_path):
+    import tensorflow as tf
+
+    from rlkit.rl.analysis.minatar_results import TAG, archive
+    from rlkit.summaries import write_summaries
+
+    runs, archived = tmp_path / "runs" / "breakout", tmp_path / "archive" / "breakout"
+    writer = tf.summary.create_file_writer(str(runs / "ppo_100k_s0" / "eval"))  # a live model-free run
+    write_summaries(writer, 20_480, {TAG: 1.0})
+    writer.flush()
+    long_evaluation_summary(runs / "long_eval" / "ppo_100k_s0", 1.6, 1.2, 2048)
+    long_evaluation_summary(runs / "long_eval" / "ppo_100k_s1", 1.7, 1.2, 2048)  # its run is not archived
+    archive(str(runs), str(archived), ["ppo_100k"])
+    assert (archived / "ppo_100k_s0" / "long_eval.json").read_text() == \
+        (runs / "long_eval" / "ppo_100k_s0" / "summary.json").read_text()
+    assert not (archived / "ppo_100k_s1").exists()
+
+    write_summaries(writer, 40_960, {TAG: 1.5})  # the run evaluated again: its record is archived anew
+    writer.close()
+    (runs / "long_eval" / "ppo_100k_s0" / "summary.json").unlink()  # a fresh machine's runs
+    archive(str(runs), str(archived), ["ppo_100k"])
+    assert (archived / "ppo_100k_s0" / "long_eval.json").exists()
+    assert json.loads((archived / "ppo_100k_s0" / "run_info.json").read_text())["evaluations"] == 2
+
+
+def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):
+    from rlkit.rl.analysis.minatar_results import noise_section
+
+    archive = tmp_path / "runs"
+    for seed, mean in enumerate([1.0, 1.2, 1.4]):  # seeds that differ: 0.2 apart
+        archived_run(archive, "breakout", f"ppo_100k_s{seed}", [mean], finished=True)
+        long_evaluation_summary(archive / "breakout" / f"ppo_100k_s{seed}", mean, 1.28, 2048, "long_eval.json")
+    for seed in range(3):  # seeds that differ by evaluation noise alone
+        archived_run(archive, "breakout", f"random_s{seed}", [0.4], finished=True)
+        long_evaluation_summary(archive / "breakout" / f"random_s{seed}", 0.4 + 0.001 * seed, 0.6, 2048,
+                                "long_eval.json")
+    archived_run(archive, "breakout", "ppo_1m_s0", [5.0], finished=True)  # without one: no row
+    archived_run(archive, "breakout", "ppo_1m_s1", [5.2], finished=True)
+    rows = [line.split(" | ") for line in noise_section(str(archive)).splitlines()[2:]]
+    assert [row[1] for row in rows] == ["PPO @100K", "random"]
+    error = 1.28 / np.sqrt(2048)
+    own = np.sqrt(0.04 - error ** 2)  # variance over seeds 0.2^2, less the squared SE
+    assert rows[0][5:] == [f"{error:.3f} / 0.200", f"{own:.3f}", f"{int(np.ceil((2 * 1.28 / own) ** 2)):,} |"]
+    assert rows[1][6:] == ["0.000", "none: no spread left |"]

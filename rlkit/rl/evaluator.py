@@ -24,6 +24,7 @@ from rlkit import cli, gcs
 from rlkit.errors import UserError, run_command
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams.env_sets import add_eval_hparams
+from rlkit.hparams.hparam import split_overrides
 
 # TensorFlow and the modules that import it (about 5 s) are imported where they are used, so a
 # mistake in the flags is reported in well under a second.
@@ -58,6 +59,11 @@ def main(argv):
     hparams = cli.load_hparams(FLAGS, run_dirs=[FLAGS.policy_dir, FLAGS.wm_dir], add_defaults=add_eval_hparams)
     if FLAGS.eval_step_limit is not None:
         hparams.eval_step_limit = FLAGS.eval_step_limit
+    # The evaluator plays a run's final evaluation: final_eval_batch_size episodes per cell where the
+    # set has one (MinAtar's 128). --hparams=eval_batch_size=N asks for N, so N it is.
+    overridden = {name for name, _ in split_overrides(FLAGS.hparams or "")}
+    if "eval_batch_size" in overridden and "final_eval_batch_size" not in overridden and "final_eval_batch_size" in hparams:
+        hparams.final_eval_batch_size = hparams.eval_batch_size
     needs = {"policy_dir": FLAGS.agent == "policy" and FLAGS.mode != "model",
              "wm_dir": FLAGS.mode != "agent_real", "data_dir": FLAGS.mode != "agent_real",
              "eval_metrics_dir": True}

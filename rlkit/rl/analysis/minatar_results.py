@@ -12,6 +12,9 @@ overwrites a longer record. The tables (between the `<!-- results:begin -->` and
 (DOCS/results/minatar_GAME.png, drawn with the plot command) are then made from the archive
 alone: without --runs the script redraws them from what earlier sessions archived. A cell
 counts a method's finished runs (a run still going only where none has finished: `counted_runs`).
+Long evaluations (RUNS/GAME/long_eval/RUN, the experiment script's ONLY=long_eval) are archived
+as the run's long_eval.json and make the evaluation-noise table between `<!-- noise:begin -->`
+and `<!-- noise:end -->`.
 --pong_runs (a dir holding simple_pong_cpu_s* and random_s*) is archived into
 DOCS/results/runs/pong alike, and makes the per-epoch table between `<!-- pong:begin -->` and
 `<!-- pong:end -->` and DOCS/results/pong_cpu.png.
@@ -29,7 +32,7 @@ from absl import flags
 
 from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
-from rlkit.rl.analysis.run_archive import TAG, archive_run, evaluations
+from rlkit.rl.analysis.run_archive import LONG_EVALUATION, TAG, archive_long_evaluation, archive_run, evaluations
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -67,6 +70,7 @@ BEST_SIMPLE = "SimPLe (its set per game)"
 SIMPLE_SETS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "results", "simple_sets.txt")
 BASELINE, REFERENCE = "PPO @100K", "PPO @1M"
 STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
+NOISE_BEGIN, NOISE_END = "<!-- noise:begin -->", "<!-- noise:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 PONG_BEGIN, PONG_END = "<!-- pong:begin -->", "<!-- pong:end -->"
@@ -77,11 +81,16 @@ PONG_CELLS = ((1.0, 0, "temperature 1"), (1.0, 8, "temperature 1, 8 no-ops"), (0
 
 
 def archive(runs_dir, archive_dir, prefixes):
-    """Archives each run RUNS_DIR/PREFIX_sSEED into ARCHIVE_DIR/PREFIX_sSEED."""
+    """Archives each run RUNS_DIR/PREFIX_sSEED into ARCHIVE_DIR/PREFIX_sSEED, and its long
+    evaluation RUNS_DIR/long_eval/PREFIX_sSEED (the experiment script's ONLY=long_eval) beside it."""
     for prefix in prefixes:
         for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
             if os.path.isdir(run) and archive_run(run, os.path.join(archive_dir, os.path.basename(run))):
                 print(f"archived {run}")
+        for summary in sorted(glob.glob(os.path.join(runs_dir, "long_eval", f"{prefix}_s*", "summary.json"))):
+            name = os.path.basename(os.path.dirname(summary))
+            if archive_long_evaluation(summary, os.path.join(archive_dir, name)):
+                print(f"archived {os.path.dirname(summary)}")
 
 
 def epoch_summaries(run):
@@ -120,12 +129,12 @@ def mean_interval(values, digits=2):
     return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def noise(finals, errors):
+def noise(finals, errors, digits=2):
     """'evaluation SE / seed std': the final evaluations' mean standard error against the spread
     of the final returns over seeds."""
     errors = [e for e in errors if e is not None]
-    spread = f"{np.std(finals, ddof=1):.2f}" if len(finals) > 1 else "—"
-    return f"{np.mean(errors):.2f} / {spread}" if errors else f"— / {spread}"
+    spread = f"{np.std(finals, ddof=1):.{digits}f}" if len(finals) > 1 else "—"
+    return f"{np.mean(errors):.{digits}f} / {spread}" if errors else f"— / {spread}"
 
 
 def mean_std(values, digits=2):
@@ -134,6 +143,12 @@ def mean_std(values, digits=2):
     if len(values) == 1:
         return f"{values[0]:.{digits}f}"
     return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
+
+
+def archived_runs(archive_dir, game, prefix):
+    """The archived runs ARCHIVE_DIR/GAME/PREFIX_sSEED of one method, in seed order."""
+    runs = [p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p)]
+    return sorted(runs, key=lambda p: int(p.rsplit("_s", 1)[1]))
 
 
 def counted_runs(runs):
@@ -148,7 +163,7 @@ def game_rows(archive_dir, game):
     """(table rows, SimPLe runs' world-model metrics, the runs evaluated) of one game's archived runs."""
     rows, world_models, evaluated = [], [], []
     for prefix, label in METHODS:
-        runs = sorted(p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p))
+        runs = archived_runs(archive_dir, game, prefix)
         if not runs:
             continue
         evaluated += runs
@@ -177,9 +192,7 @@ def game_rows(archive_dir, game):
 def final_returns(archive_dir, game, prefix):
     """The final returns (temperature 1) of a game's archived runs of one method that its table
     cell counts (`counted_runs`), in seed order."""
-    runs = sorted((p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p)),
-                  key=lambda p: int(p.rsplit("_s", 1)[1]))
-    return [evaluations(run)[-1][1] for run in counted_runs(runs)[0]]
+    return [evaluations(run)[-1][1] for run in counted_runs(archived_runs(archive_dir, game, prefix))[0]]
 
 
 def best_simple_runs(path=SIMPLE_SETS):
@@ -220,6 +233,46 @@ def statistics_section(archive_dir, docs_dir):
     return "\n".join([markdown_table(header, rows), "",
                       *(f"![{kind}](results/{os.path.basename(path)})" for kind, path in
                         zip(("performance profile", "IQM and optimality gap"), figures))])
+
+
+def long_evaluation(run):
+    """(mean return, its spread over episodes, episodes) of an archived run's long evaluation at
+    temperature 1, or None where it has none."""
+    path = os.path.join(run, LONG_EVALUATION)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        (cells,) = json.load(f)["results"].values()  # the policy's (or the random agent's) cells
+    cell = cells["sampling_temp_1.0_max_noops_0"]
+    return cell["mean_unclipped"], cell["std_unclipped"], cell["episodes"]
+
+
+def noise_section(archive_dir):
+    """Evaluation noise against seed noise, for each game and method whose counted runs all have
+    a long evaluation: the 128-episode final evaluations' mean SE and spread over seeds, the same
+    for the long evaluations, the spread of the seeds' true returns estimated from the long ones
+    (the variance over seeds less the evaluations' mean squared SE: what evaluation noise leaves),
+    and how many episodes a final evaluation needs for its SE to be half of that spread."""
+    rows = []
+    for game in GAMES:
+        for prefix, label in METHODS:
+            counted, _ = counted_runs(archived_runs(archive_dir, game, prefix))
+            long = [long_evaluation(run) for run in counted]
+            if len(counted) < 2 or None in long:
+                continue
+            finals = [evaluations(run)[-1][1] for run in counted]
+            means, spreads, episodes = (np.array(column, dtype=float) for column in zip(*long))
+            errors = spreads / np.sqrt(episodes)
+            between = float(np.sqrt(max(0.0, np.var(means, ddof=1) - np.mean(errors ** 2))))
+            needed = (f"{int(np.ceil((2 * np.mean(spreads) / between) ** 2)):,}" if between > 0
+                      else "none: no spread left")
+            rows.append([game, label, len(counted), noise(finals, [evaluation_error(run) for run in counted], 3),
+                         f"{int(episodes.min()):,}", noise(means, errors, 3), f"{between:.3f}", needed])
+    if not rows:
+        return None
+    return markdown_table(["game", "method", "seeds", "final evaluation (128 episodes): SE / seed std",
+                           "long evaluation: episodes", "SE / seed std", "seeds' own spread (estimated)",
+                           "episodes for an SE of half of it"], rows)
 
 
 def duration(seconds):
@@ -327,6 +380,10 @@ def main(argv):
     if stats:
         replace_between(path, STATS_BEGIN, STATS_END, stats)
         print(stats)
+    noise_table = noise_section(archive_dir)
+    if noise_table:
+        replace_between(path, NOISE_BEGIN, NOISE_END, noise_table)
+        print(noise_table)
     pong = pong_section(os.path.join(archive_dir, "pong"), FLAGS.docs)
     if pong:
         replace_between(path, PONG_BEGIN, PONG_END, pong)

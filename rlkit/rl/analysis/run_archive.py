@@ -3,8 +3,11 @@ outlive a session and run directories are large (data, checkpoints). `archive_ru
 evaluation event files, the SimPLe loop's per-epoch JSON (world-model metrics, stage times), its
 hparams.json, run.json and command.txt, and writes run_info.json (finished or not, evaluations,
 wall time); rlkit.rl.analysis.minatar_results makes docs/results.md's tables from these copies.
+A long evaluation of the run's final policy (the evaluator's summary.json, from the experiment
+script's ONLY=long_eval) is kept beside them as long_eval.json.
 """
 
+import filecmp
 import glob
 import json
 import os
@@ -17,6 +20,7 @@ from rlkit.rl.experiments import curves
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"  # a run's main return: temperature 1
 RUN_FILES = ("hparams.json", "run.json", "command.txt", "summary.json")  # summary.json: the random baseline's
 EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's evaluation events
+LONG_EVALUATION = "long_eval.json"
 RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
 
 
@@ -81,9 +85,22 @@ def archive_run(run, archived):
                     shutil.copy(path, os.path.join(staging, name))
     for path in glob.glob(os.path.join(run, "*tfevents*")):  # the random baseline's, at its top
         shutil.copy(path, staging)
+    if os.path.exists(os.path.join(archived, LONG_EVALUATION)):  # kept: the live run does not hold it
+        shutil.copy(os.path.join(archived, LONG_EVALUATION), staging)
     info = dict(finished=finished(run), evaluations=len(points), wall_seconds=wall_seconds(run))
     with open(os.path.join(staging, "run_info.json"), "w") as f:
         json.dump(info, f, indent=2)
     shutil.rmtree(archived, ignore_errors=True)
     os.replace(staging, archived)
+    return True
+
+
+def archive_long_evaluation(summary, archived):
+    """Copies the evaluator's `summary` of a run's long evaluation into its archived record
+    `archived` as long_eval.json, once the run itself is archived; returns whether it did."""
+    target = os.path.join(archived, LONG_EVALUATION)
+    if not os.path.isdir(archived) or (os.path.exists(target) and filecmp.cmp(summary, target, shallow=False)):
+        return False
+    shutil.copy(summary, target + ".new")
+    os.replace(target + ".new", target)
     return True
