@@ -135,7 +135,7 @@ def test_long_evaluations_are_archived_beside_their_runs_and_kept_when_a_run_is_
 
 
 def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):
-    from rlkit.rl.analysis.minatar_results import noise_section
+    from rlkit.rl.analysis.minatar_results import game_rows, noise_section
 
     archive = tmp_path / "runs"
     for seed, mean in enumerate([1.0, 1.2, 1.4]):  # seeds that differ: 0.2 apart
@@ -153,3 +153,8 @@ def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tm
     own = np.sqrt(0.04 - error ** 2)  # variance over seeds 0.2^2, less the squared SE
     assert rows[0][5:] == [f"{error:.3f} / 0.200", f"{own:.3f}", f"{int(np.ceil((2 * 1.28 / own) ** 2)):,} |"]
     assert rows[1][6:] == ["0.000", "none: no spread left |"]
+
+    # The results table takes a method's long evaluations where each of its runs has one.
+    cells = {row[1]: row[2:4] for row in game_rows(str(archive), "breakout")[0]}
+    assert cells["PPO @100K"] == ["3 (2,048 episodes)", "1.20 [1.00, 1.40]"]
+    assert cells["PPO @1M"] == ["2", "5.10 [5.00, 5.20]"]

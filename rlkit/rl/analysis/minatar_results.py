@@ -170,29 +170,40 @@ def game_rows(archive_dir, game):
         world_models += [(os.path.basename(run), metrics) for run in runs
                          if prefix.startswith("simple") and (metrics := world_model_metrics(run))]
         counted, left_out = counted_runs(runs)
-        finals, greedy, steps, seconds, errors, unfinished = [], [], [], [], [], 0
+        finals, errors, long_episodes = final_evaluations(counted)
+        greedy, steps, seconds, unfinished = [], [], [], 0
         for run in counted:
             info = json.load(open(os.path.join(run, "run_info.json")))
-            step, value = evaluations(run)[-1]
-            finals.append(value)
-            errors.append(evaluation_error(run))
             greedy.append(float(curves.run_series(run, run, GREEDY_TAG)[2][-1]))
-            steps.append(step)
+            steps.append(evaluations(run)[-1][0])
             unfinished += not info["finished"]
             if info["wall_seconds"] is not None:
                 seconds.append(info["wall_seconds"])
         note = (f" (+{left_out} unfinished, not counted)" if left_out
                 else f" ({unfinished} unfinished)" if unfinished else "")
+        if long_episodes:
+            note += f" ({long_episodes:,} episodes)"
         rows.append([game, label, f"{len(finals)}{note}", mean_interval(finals), mean_interval(greedy),
                      noise(finals, errors), f"{int(np.mean(steps)):,}" if prefix != "random" else "—",
                      duration(np.mean(seconds)) if seconds else "—"])
     return rows, world_models, evaluated
 
 
+def final_evaluations(runs):
+    """(final returns at temperature 1, their standard errors, episodes) of `runs`: their long
+    evaluations' (ONLY=long_eval: thousands of episodes of the final policy) where every one of
+    them has one, episodes then the fewest any played; else their last evaluation during the run
+    (SE None where unrecorded), episodes None."""
+    long = [long_evaluation(run) for run in runs]
+    if runs and None not in long:
+        return [m for m, _, _ in long], [s / np.sqrt(n) for _, s, n in long], min(n for _, _, n in long)
+    return [evaluations(run)[-1][1] for run in runs], [evaluation_error(run) for run in runs], None
+
+
 def final_returns(archive_dir, game, prefix):
     """The final returns (temperature 1) of a game's archived runs of one method that its table
-    cell counts (`counted_runs`), in seed order."""
-    return [evaluations(run)[-1][1] for run in counted_runs(archived_runs(archive_dir, game, prefix))[0]]
+    cell counts (`counted_runs`), in seed order: `final_evaluations`' returns."""
+    return final_evaluations(counted_runs(archived_runs(archive_dir, game, prefix))[0])[0]
 
 
 def best_simple_runs(path=SIMPLE_SETS):
