@@ -109,7 +109,7 @@ def long_evaluation_summary(path, mean, spread, episodes, name="summary.json"):
     (path / name).write_text(json.dumps({"results": {"policy": {"sampling_temp_1.0_max_noops_0": cell}}}))
 
 
-def test_long_evaluations_are_archived_beside_their_runs_and_kept_when_a_run_is_archived_again(tmp_path):
+def test_long_evaluations_are_archived_beside_their_runs_and_kept_while_the_final_policy_is_the_same(tmp_path):
     import tensorflow as tf
 
     from rlkit.rl.analysis.minatar_results import TAG, archive
@@ -127,11 +127,19 @@ def test_long_evaluations_are_archived_beside_their_runs_and_kept_when_a_run_is_
     assert not (archived / "ppo_100k_s1").exists()
 
     write_summaries(writer, 40_960, {TAG: 1.5})  # the run evaluated again: its record is archived anew
-    writer.close()
-    (runs / "long_eval" / "ppo_100k_s0" / "summary.json").unlink()  # a fresh machine's runs
+    writer.flush()
+    (runs / "long_eval" / "ppo_100k_s0" / "summary.json").unlink()
     archive(str(runs), str(archived), ["ppo_100k"])
-    assert (archived / "ppo_100k_s0" / "long_eval.json").exists()
+    assert not (archived / "ppo_100k_s0" / "long_eval.json").exists()  # another final policy: not its
     assert json.loads((archived / "ppo_100k_s0" / "run_info.json").read_text())["evaluations"] == 2
+
+    long_evaluation_summary(runs / "long_eval" / "ppo_100k_s0", 1.5, 1.2, 2048)  # the new policy's
+    archive(str(runs), str(archived), ["ppo_100k"])
+    writer.close()
+    (runs / "long_eval" / "ppo_100k_s0" / "summary.json").unlink()
+    archive(str(runs), str(archived), ["ppo_100k"])  # the run archived anew, with the same final evaluation
+    assert json.loads((archived / "ppo_100k_s0" / "long_eval.json").read_text())["results"]["policy"][
+        "sampling_temp_1.0_max_noops_0"]["mean_unclipped"] == 1.5
 
 
 def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):

@@ -85,8 +85,9 @@ def archive_run(run, archived):
                     shutil.copy(path, os.path.join(staging, name))
     for path in glob.glob(os.path.join(run, "*tfevents*")):  # the random baseline's, at its top
         shutil.copy(path, staging)
-    if os.path.exists(os.path.join(archived, LONG_EVALUATION)):  # kept: the live run does not hold it
-        shutil.copy(os.path.join(archived, LONG_EVALUATION), staging)
+    kept = os.path.join(archived, LONG_EVALUATION)
+    if os.path.exists(kept) and evaluations(archived)[-1] == points[-1]:  # the same final policy's (a
+        shutil.copy(kept, staging)  # run rerun elsewhere parts from it: then its long evaluation goes)
     info = dict(finished=finished(run), evaluations=len(points), wall_seconds=wall_seconds(run))
     with open(os.path.join(staging, "run_info.json"), "w") as f:
         json.dump(info, f, indent=2)
