@@ -32,7 +32,8 @@ from absl import flags
 
 from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
-from rlkit.rl.analysis.run_archive import LONG_EVALUATION, TAG, archive_long_evaluation, archive_run, evaluations
+from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, counted_runs,
+                                          evaluation_error, evaluations, final_evaluations, long_evaluation)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -59,10 +60,6 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            # Not DreamerV2: half of each batch's sequences drawn to hold a reward (rare-reward games).
            ("dreamer_rewarded_100k", "DreamerV2 + rewarded sequences @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
-# The final evaluation's spread over its episodes, where the run recorded it (since the
-# 128-episode final evaluations; earlier runs' evaluations had 32 episodes and no record of it).
-STD_TAG, EPISODES_TAG = ("episodes/eval/sampling_temp_1.0_max_noops_0_std_unclipped",
-                         "episodes/eval/sampling_temp_1.0_max_noops_0_episodes")
 # Across games: SimPLe with each game's best set (the repository's docs/results/simple_sets.txt,
 # which the experiment script runs), the baseline the others are compared with and the reference
 # that normalises scores (random = 0).
@@ -108,17 +105,6 @@ def world_model_metrics(run):
     return dict(epochs[-1]["world_model"], epoch=len(epochs) - 1)
 
 
-def evaluation_error(run):
-    """The standard error of a run's final evaluation at temperature 1 (std / sqrt(episodes)),
-    or None where the run did not record its episodes' spread."""
-    try:
-        std = curves.run_series(run, run, STD_TAG)[2][-1]
-        episodes = curves.run_series(run, run, EPISODES_TAG)[2][-1]
-    except Exception:  # an older run: no record
-        return None
-    return float(std / np.sqrt(episodes))
-
-
 def mean_interval(values, digits=2):
     """'mean [low, high]' with a 95% bootstrap CI over runs; the value alone for one run."""
     if not values:
@@ -143,20 +129,6 @@ def mean_std(values, digits=2):
     if len(values) == 1:
         return f"{values[0]:.{digits}f}"
     return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
-
-
-def archived_runs(archive_dir, game, prefix):
-    """The archived runs ARCHIVE_DIR/GAME/PREFIX_sSEED of one method, in seed order."""
-    runs = [p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p)]
-    return sorted(runs, key=lambda p: int(p.rsplit("_s", 1)[1]))
-
-
-def counted_runs(runs):
-    """(the runs a cell's statistics count, how many are left out): the finished runs, or where
-    none has finished, those still going at their last evaluation, so that a run just started
-    does not pull the cell of runs that went the whole way towards its first epoch."""
-    done = [run for run in runs if json.load(open(os.path.join(run, "run_info.json")))["finished"]]
-    return (done, len(runs) - len(done)) if done else (runs, 0)
 
 
 def game_rows(archive_dir, game):
@@ -187,17 +159,6 @@ def game_rows(archive_dir, game):
                      noise(finals, errors), f"{int(np.mean(steps)):,}" if prefix != "random" else "—",
                      duration(np.mean(seconds)) if seconds else "—"])
     return rows, world_models, evaluated
-
-
-def final_evaluations(runs):
-    """(final returns at temperature 1, their standard errors, episodes) of `runs`: their long
-    evaluations' (ONLY=long_eval: thousands of episodes of the final policy) where every one of
-    them has one, episodes then the fewest any played; else their last evaluation during the run
-    (SE None where unrecorded), episodes None."""
-    long = [long_evaluation(run) for run in runs]
-    if runs and None not in long:
-        return [m for m, _, _ in long], [s / np.sqrt(n) for _, s, n in long], min(n for _, _, n in long)
-    return [evaluations(run)[-1][1] for run in runs], [evaluation_error(run) for run in runs], None
 
 
 def final_returns(archive_dir, game, prefix):
@@ -244,18 +205,6 @@ def statistics_section(archive_dir, docs_dir):
     return "\n".join([markdown_table(header, rows), "",
                       *(f"![{kind}](results/{os.path.basename(path)})" for kind, path in
                         zip(("performance profile", "IQM and optimality gap"), figures))])
-
-
-def long_evaluation(run):
-    """(mean return, its spread over episodes, episodes) of an archived run's long evaluation at
-    temperature 1, or None where it has none."""
-    path = os.path.join(run, LONG_EVALUATION)
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        (cells,) = json.load(f)["results"].values()  # the policy's (or the random agent's) cells
-    cell = cells["sampling_temp_1.0_max_noops_0"]
-    return cell["mean_unclipped"], cell["std_unclipped"], cell["episodes"]
 
 
 def noise_section(archive_dir):

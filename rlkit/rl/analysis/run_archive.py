@@ -4,7 +4,8 @@ evaluation event files, the SimPLe loop's per-epoch JSON (world-model metrics, s
 hparams.json, run.json and command.txt, and writes run_info.json (finished or not, evaluations,
 wall time); rlkit.rl.analysis.minatar_results makes docs/results.md's tables from these copies.
 A long evaluation of the run's final policy (the evaluator's summary.json, from the experiment
-script's ONLY=long_eval) is kept beside them as long_eval.json.
+script's ONLY=long_eval) is kept beside them as long_eval.json. The readers at the end give the
+tables a method's archived runs, the ones a cell counts and their final evaluations.
 """
 
 import filecmp
@@ -21,6 +22,10 @@ TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"  # a run's main
 RUN_FILES = ("hparams.json", "run.json", "command.txt", "summary.json")  # summary.json: the random baseline's
 EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's evaluation events
 LONG_EVALUATION = "long_eval.json"
+# The final evaluation's spread over its episodes, where the run recorded it (since the
+# 128-episode final evaluations; earlier runs' evaluations had 32 episodes and no record of it).
+STD_TAG, EPISODES_TAG = ("episodes/eval/sampling_temp_1.0_max_noops_0_std_unclipped",
+                         "episodes/eval/sampling_temp_1.0_max_noops_0_episodes")
 RESUME_GAP_SECONDS = 300  # longer pauses between a run's events are kills and resumes, not work
 
 
@@ -105,3 +110,51 @@ def archive_long_evaluation(summary, archived):
     shutil.copy(summary, target + ".new")
     os.replace(target + ".new", target)
     return True
+
+
+def evaluation_error(run):
+    """The standard error of a run's final evaluation at temperature 1 (std / sqrt(episodes)),
+    or None where the run did not record its episodes' spread."""
+    try:
+        std = curves.run_series(run, run, STD_TAG)[2][-1]
+        episodes = curves.run_series(run, run, EPISODES_TAG)[2][-1]
+    except Exception:  # an older run: no record
+        return None
+    return float(std / np.sqrt(episodes))
+
+
+def archived_runs(archive_dir, game, prefix):
+    """The archived runs ARCHIVE_DIR/GAME/PREFIX_sSEED of one method, in seed order."""
+    runs = [p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p)]
+    return sorted(runs, key=lambda p: int(p.rsplit("_s", 1)[1]))
+
+
+def counted_runs(runs):
+    """(the runs a cell's statistics count, how many are left out): the finished runs, or where
+    none has finished, those still going at their last evaluation, so that a run just started
+    does not pull the cell of runs that went the whole way towards its first epoch."""
+    done = [run for run in runs if json.load(open(os.path.join(run, "run_info.json")))["finished"]]
+    return (done, len(runs) - len(done)) if done else (runs, 0)
+
+
+def final_evaluations(runs):
+    """(final returns at temperature 1, their standard errors, episodes) of `runs`: their long
+    evaluations' (ONLY=long_eval: thousands of episodes of the final policy) where every one of
+    them has one, episodes then the fewest any played; else their last evaluation during the run
+    (SE None where unrecorded), episodes None."""
+    long = [long_evaluation(run) for run in runs]
+    if runs and None not in long:
+        return [m for m, _, _ in long], [s / np.sqrt(n) for _, s, n in long], min(n for _, _, n in long)
+    return [evaluations(run)[-1][1] for run in runs], [evaluation_error(run) for run in runs], None
+
+
+def long_evaluation(run):
+    """(mean return, its spread over episodes, episodes) of an archived run's long evaluation at
+    temperature 1, or None where it has none."""
+    path = os.path.join(run, LONG_EVALUATION)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        (cells,) = json.load(f)["results"].values()  # the policy's (or the random agent's) cells
+    cell = cells["sampling_temp_1.0_max_noops_0"]
+    return cell["mean_unclipped"], cell["std_unclipped"], cell["episodes"]
