@@ -30,7 +30,7 @@
 # JOBS=N runs N at a time, each with TensorFlow on (cores / N) threads unless TF_NUM_INTRAOP_THREADS
 # says otherwise (as Ray's trials in rlkit.rl.lab), its output in RUNS/GAME/RUN.log; Ctrl-C or SIGTERM stops them all (each run resumes on rerun).
 # A seed's numbers repeat at the same thread count (docs/model_free.md), so JOBS changes them.
-# JOBS=2 does twice the DreamerV2 gradient steps of JOBS=1 here (scripts/bench_jobs.py, docs/benchmarks.md).
+# JOBS=2 does 1.9-2x the training steps of JOBS=1 on 2 cores (scripts/bench_jobs.py, docs/benchmarks.md).
 set -euo pipefail
 runs=${1:?usage: bash scripts/minatar_experiment.sh RUNS_DIR [GAME ...]}
 shift
