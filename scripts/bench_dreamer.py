@@ -36,14 +36,20 @@ def random_batch(hparams, shape, rng):
                 firsts=tf.constant(rng.random((batch, length)) < 0.02))
 
 
-def bench(set_name, steps, acting_steps, overrides=""):
+def build(set_name, overrides=""):
+    """(hparams, its env, frame shape, a seeded DreamerAgent, a random training batch) of a set
+    on its benchmark game."""
     keras.utils.set_random_seed(0)
     hparams = create_hparams(set_name, ",".join(filter(None, [f"game={GAMES[set_name]}", overrides])))
     env = make_batch_env(hparams, hparams.num_envs)
     shape = frame_shape(hparams)
     agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, pixel_values(hparams),
                          seed=0)
-    batch = random_batch(hparams, shape, np.random.default_rng(0))
+    return hparams, env, shape, agent, random_batch(hparams, shape, np.random.default_rng(0))
+
+
+def bench(set_name, steps, acting_steps, overrides=""):
+    hparams, env, shape, agent, batch = build(set_name, overrides)
 
     @tf.function
     def world_model_step(batch):

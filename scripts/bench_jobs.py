@@ -21,20 +21,11 @@ SETS = {"dreamer": "dreamer_v2_minatar", "simple": "rlmb_minatar"}
 
 
 def dreamer_step():
-    """dreamer_v2_minatar's gradient step on a random batch."""
-    import numpy as np
-    from bench_dreamer import random_batch
+    """dreamer_v2_minatar's gradient step on a random batch (bench_dreamer's)."""
+    from bench_dreamer import build
 
-    from rlkit.data_generators.make_env import frame_shape, make_batch_env, pixel_values
-    from rlkit.hparams import create_hparams
-    from rlkit.rl.learners.dreamer import DreamerAgent
-
-    hparams = create_hparams(SETS["dreamer"], f"game={GAME}")
-    env = make_batch_env(hparams, 1)
-    shape = frame_shape(hparams)
-    agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, pixel_values(hparams),
-                         seed=0)
-    batch = random_batch(hparams, shape, np.random.default_rng(0))
+    _, env, _, agent, batch = build(SETS["dreamer"])
+    env.close()
     return lambda: agent.update(batch)
 
 

@@ -45,15 +45,17 @@ jobs_at_once=${JOBS:-1}
 threads=$(( $(nproc) / jobs_at_once )); [ "$threads" -ge 1 ] || threads=1
 started=() logs=()
 
+now() {  # now COMMAND...: runs COMMAND in the foreground, or with DRY_RUN prints it
+  if [ -n "${DRY_RUN:-}" ]; then echo "$*"; else "$@"; fi
+}
+
 launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already holds RUN_DIR finished
   local run_dir=$1 record
   shift
   record="$archive/$(basename "$(dirname "$run_dir")")/$(basename "$run_dir")/run_info.json"
   if [ -z "${RERUN:-}" ] && [ ! -d "$run_dir" ] && grep -q '"finished": true' "$record" 2>/dev/null; then
     echo "skipped $run_dir: archived as finished ($record)" >&2
-  elif [ -n "${DRY_RUN:-}" ]; then
-    echo "$*"
-  elif [ "$jobs_at_once" -gt 1 ]; then
+  elif [ -z "${DRY_RUN:-}" ] && [ "$jobs_at_once" -gt 1 ]; then
     while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
     mkdir -p "$(dirname "$run_dir")"
     echo "started $(basename "$(dirname "$run_dir")")/$(basename "$run_dir") (log: $run_dir.log)" >&2
@@ -61,7 +63,7 @@ launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already
       "$@" >> "$run_dir.log" 2>&1 &
     started+=($!) logs+=("$run_dir.log")
   else
-    "$@"
+    now "$@"
   fi
 }
 
@@ -152,7 +154,6 @@ if [ "${ONLY:-}" = long_eval ]; then
   # summary.json as the run's long_eval.json and sets the seeds' spread at 128 episodes against 2,048's.
   # One run at a time (each needs its policy trained first), minutes each.
   episodes=${LONG_EVAL_EPISODES:-2048}
-  now() { if [ -n "${DRY_RUN:-}" ]; then echo "$*"; else "$@"; fi; }
   for game in "${games[@]}"; do
     for seed in $(seeds model_free "$game"); do
       for method in random ppo_100k; do

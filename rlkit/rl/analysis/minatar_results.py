@@ -33,7 +33,7 @@ from absl import flags
 from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, counted_runs,
-                                          evaluation_error, evaluations, final_evaluations, long_evaluation)
+                                          evaluations, final_evaluations, last_evaluations, long_evaluation)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -220,13 +220,13 @@ def noise_section(archive_dir):
             long = [long_evaluation(run) for run in counted]
             if len(counted) < 2 or None in long:
                 continue
-            finals = [evaluations(run)[-1][1] for run in counted]
+            finals, final_errors = last_evaluations(counted)
             means, spreads, episodes = (np.array(column, dtype=float) for column in zip(*long))
             errors = spreads / np.sqrt(episodes)
             between = float(np.sqrt(max(0.0, np.var(means, ddof=1) - np.mean(errors ** 2))))
             needed = (f"{int(np.ceil((2 * np.mean(spreads) / between) ** 2)):,}" if between > 0
                       else "none: no spread left")
-            rows.append([game, label, len(counted), noise(finals, [evaluation_error(run) for run in counted], 3),
+            rows.append([game, label, len(counted), noise(finals, final_errors, 3),
                          f"{int(episodes.min()):,}", noise(means, errors, 3), f"{between:.3f}", needed])
     if not rows:
         return None

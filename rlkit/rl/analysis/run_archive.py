@@ -145,7 +145,12 @@ def final_evaluations(runs):
     long = [long_evaluation(run) for run in runs]
     if runs and None not in long:
         return [m for m, _, _ in long], [s / np.sqrt(n) for _, s, n in long], min(n for _, _, n in long)
-    return [evaluations(run)[-1][1] for run in runs], [evaluation_error(run) for run in runs], None
+    return (*last_evaluations(runs), None)
+
+
+def last_evaluations(runs):
+    """(returns at temperature 1, standard errors or None) of `runs`' last evaluations during the run."""
+    return [evaluations(run)[-1][1] for run in runs], [evaluation_error(run) for run in runs]
 
 
 def long_evaluation(run):
