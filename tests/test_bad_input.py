@@ -75,6 +75,9 @@ def run_with_env(module, *args, env=None):
     (MODEL_FREE, [RLMF_TINY, "--hparams=game=CartPole-v1"], ["cannot take CartPole-v1's observations", "mlp"]),
     (LOOP, ["--hparams_set=dreamer_v2_tiny", "--hparams=frame_stack_size=4"], ["frame_stack_size=4"]),
     (LOOP, ["--hparams_set=dreamer_v2_tiny", "--offline_data_dir=/nonexistent"], ["does not exist"]),
+    # Found by hand: the Dreamer loop ran in float32 while its hparams.json said mixed precision.
+    (LOOP, ["--hparams_set=dreamer_v2_tiny", "--hparams=world_model.mixed_precision=true"],
+     ["'world_model.mixed_precision' = True", "float32 only"]),
 ])
 def test_bad_hparams_get_one_line_and_write_nothing(module, args, fragments, tmp_path):
     out = tmp_path / "run"

@@ -186,6 +186,9 @@ def _check_together(hparams, prefix):
               f"with rewarded_window_share ({get('rewarded_window_share')}) must add up to at most 1")
     if get("single_frame") and not get("recurrent_state_size"):
         _fail(prefix, "single_frame", True, "needs recurrent_state_size > 0 (the state is the model's only memory)")
+    if get("model") == "rssm" and get("mixed_precision"):  # the estimator's float16 is for SimPLe's models
+        _fail(prefix, "mixed_precision", True, "DreamerV2's world model (rssm) computes in float32 only "
+              "(docs/dreamer.md, 'Differences from the paper'): drop the override")
     if "epochs" in hparams and "num_real_env_steps" in hparams:
         if get("num_real_env_steps") < get("epochs"):
             _fail(prefix, "num_real_env_steps", get("num_real_env_steps"),
