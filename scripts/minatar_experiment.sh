@@ -8,8 +8,7 @@
 #   python -m rlkit.rl.analysis.minatar_results --runs=RUNS --docs=docs
 #
 # Seeds (docs/results.md, "Protocol"): random and PPO@100K 10 on every game (minutes each); SimPLe 5 on
-# Breakout and Freeway and 3 on the others; PPO@1M (the normalising reference) 3 on Breakout and
-# Freeway and 1 on the others. SEEDS_<method>_<game> overrides one list, e.g. SEEDS_simple_seaquest="0 1".
+# Breakout and Freeway and 3 on the others; PPO@1M (the normalising reference) 3 on every game. SEEDS_<method>_<game> overrides one list, e.g. SEEDS_simple_seaquest="0 1".
 # ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=model_free_100k the random
 # and PPO@100K rows, ONLY=simple the SimPLe rows, ONLY=dreamer the DreamerV2 rows (dreamer_v2_minatar,
 # 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the
@@ -81,7 +80,7 @@ seeds() {  # seeds METHOD GAME: the seed list of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
   case $method in
     model_free) default="0 1 2 3 4 5 6 7 8 9" ;;
-    ppo_1m) default="0"; case $game in breakout|freeway) default="0 1 2" ;; esac ;;
+    ppo_1m) default="0 1 2" ;;
     simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dreamer) default="0 1 2" ;;
     dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;

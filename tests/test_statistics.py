@@ -47,6 +47,24 @@ def test_the_performance_profile_is_drawn_the_same_whatever_numpys_global_rng_di
     assert pictures[0] == pictures[1]
 
 
+def test_the_seeds_own_spread_against_evaluation_noise_on_hand_values():
+    import math
+
+    from rlkit.rl.analysis.statistics import seed_spread
+
+    # Five seeds up to 0.4 apart, each evaluated on 400 episodes of spread 2: SE 0.1, squared 0.01.
+    means = [1.0, 1.2, 1.4, 1.0, 1.2]
+    own, p_value, needed = seed_spread(means, [2.0] * 5, [400] * 5)
+    variance = np.var(means, ddof=1)  # 0.028
+    assert own == pytest.approx(np.sqrt(variance - 0.01))
+    statistic = 4 * variance / 0.01  # chi-square with 4 degrees of freedom: P(X > x) = e^(-x/2) (1 + x/2)
+    assert p_value == pytest.approx(math.exp(-statistic / 2) * (1 + statistic / 2))
+    assert p_value < 0.05 and needed == int(np.ceil((2 * 2.0 / own) ** 2))  # SE 2 / sqrt(n) = own / 2
+    # Seeds of one policy, apart by less than their SE: no spread to resolve.
+    own, p_value, needed = seed_spread([1.0, 1.05, 0.95], [2.0] * 3, [400] * 3)
+    assert own == 0.0 and p_value > 0.05 and needed is None
+
+
 def test_iqm_optimality_gap_and_improvement_on_normalised_scores():
     random_means, reference_means = np.array([0.0, 10.0]), np.array([2.0, 30.0])
     # 4 runs x 2 games; "good" sits at the reference on both games, "bad" at random.
@@ -67,19 +85,24 @@ def test_final_evaluations_of_minatar_results_play_128_episodes_and_the_others_a
     assert evaluation_episodes(create_hparams("rlmf_tiny"), final=True) == create_hparams("rlmf_tiny").eval_batch_size
 
 
-def archived_run(archive, game, run, returns, finished):
+def archived_run(archive, game, run, returns, finished, spread=None, episodes=32):
     """An archived run as minatar_results stores it: evaluation events at 10,000 real steps apart
-    (temperature 1 and greedy), and its run_info.json."""
+    (temperature 1 and greedy; with the last one's spread over its episodes where given), its
+    hparams.json (as far as read) and its run_info.json."""
     import tensorflow as tf
 
     from rlkit.rl.analysis.minatar_results import GREEDY_TAG, TAG
+    from rlkit.rl.analysis.run_archive import EPISODES_TAG, STD_TAG
     from rlkit.summaries import write_summaries
 
     path = archive / game / run
     writer = tf.summary.create_file_writer(str(path / "eval_metrics"))
     for i, value in enumerate(returns):
         write_summaries(writer, 10_000 * (i + 1), {TAG: value, GREEDY_TAG: value})
+    if spread is not None:
+        write_summaries(writer, 10_000 * len(returns), {STD_TAG: spread, EPISODES_TAG: episodes})
     writer.close()
+    (path / "hparams.json").write_text(json.dumps(dict(eval_batch_size=32, final_eval_batch_size=episodes)))
     (path / "run_info.json").write_text(json.dumps(dict(finished=finished, evaluations=len(returns),
                                                         wall_seconds=None)))
 
@@ -147,20 +170,31 @@ def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tm
 
     archive = tmp_path / "runs"
     for seed, mean in enumerate([1.0, 1.2, 1.4]):  # seeds that differ: 0.2 apart
-        archived_run(archive, "breakout", f"ppo_100k_s{seed}", [mean], finished=True)
+        archived_run(archive, "breakout", f"ppo_100k_s{seed}", [mean], finished=True, spread=1.28, episodes=128)
         long_evaluation_summary(archive / "breakout" / f"ppo_100k_s{seed}", mean, 1.28, 2048, "long_eval.json")
     for seed in range(3):  # seeds that differ by evaluation noise alone
-        archived_run(archive, "breakout", f"random_s{seed}", [0.4], finished=True)
+        archived_run(archive, "breakout", f"random_s{seed}", [0.4], finished=True, spread=0.6, episodes=128)
         long_evaluation_summary(archive / "breakout" / f"random_s{seed}", 0.4 + 0.001 * seed, 0.6, 2048,
                                 "long_eval.json")
-    archived_run(archive, "breakout", "ppo_1m_s0", [5.0], finished=True)  # without one: no row
+    archived_run(archive, "breakout", "ppo_1m_s0", [5.0], finished=True)  # older runs: no spread recorded
     archived_run(archive, "breakout", "ppo_1m_s1", [5.2], finished=True)
-    rows = [line.split(" | ") for line in noise_section(str(archive)).splitlines()[2:]]
-    assert [row[1] for row in rows] == ["PPO @100K", "random"]
+    dreamer = [0.7, 0.8] * 5  # ten seeds 0.05 apart, evaluated on too few episodes to resolve it
+    for seed, mean in enumerate(dreamer):
+        archived_run(archive, "breakout", f"dreamer_100k_s{seed}", [mean], finished=True, spread=1.5, episodes=2048)
+    rows = {row[1]: row[2:] for row in (line.strip("| ").split(" | ")
+                                        for line in noise_section(str(archive)).splitlines()[2:])}
+    assert list(rows) == ["DreamerV2 @100K", "PPO @100K", "PPO @1M", "random"]
     error = 1.28 / np.sqrt(2048)
     own = np.sqrt(0.04 - error ** 2)  # variance over seeds 0.2^2, less the squared SE
-    assert rows[0][5:] == [f"{error:.3f} / 0.200", f"{own:.3f}", f"{int(np.ceil((2 * 1.28 / own) ** 2)):,} |"]
-    assert rows[1][6:] == ["0.000", "none: no spread left |"]
+    assert rows["PPO @100K"] == ["3", "128", f"{1.28 / np.sqrt(128):.3f} / 0.200", "2,048", f"{error:.3f} / 0.200",
+                                 f"{own:.3f} (p < 0.01)", f"{int(np.ceil((2 * 1.28 / own) ** 2)):,}", "yes"]
+    assert rows["random"][4] == "0.013 / 0.001"
+    assert rows["random"][5].startswith("0.000 (within evaluation noise: p ")
+    assert rows["random"][6:] == ["—", "— (nothing to resolve; its SE counts against the gaps to other methods)"]
+    assert rows["PPO @1M"] == ["2", "32 (spread not recorded)", "— / 0.141", "—", "—", "—", "—", "—"]
+    own = np.sqrt(np.var(dreamer, ddof=1) - 1.5 ** 2 / 2048)
+    needed = int(np.ceil((2 * 1.5 / own) ** 2))
+    assert needed > 2048 and rows["DreamerV2 @100K"][5:] == [f"{own:.3f} (p < 0.01)", f"{needed:,}", "no"]
 
     # The results table takes a method's long evaluations where each of its runs has one.
     cells = {row[1]: row[2:4] for row in game_rows(str(archive), "breakout")[0]}

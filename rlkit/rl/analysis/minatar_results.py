@@ -32,8 +32,10 @@ from absl import flags
 
 from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
-from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, counted_runs,
-                                          evaluations, final_evaluations, last_evaluations, long_evaluation)
+from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, asked_episodes,
+                                          counted_runs,
+                                          evaluation_spread, evaluations, final_evaluations, last_evaluations,
+                                          long_evaluation)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -208,31 +210,57 @@ def statistics_section(archive_dir, docs_dir):
 
 
 def noise_section(archive_dir):
-    """Evaluation noise against seed noise, for each game and method whose counted runs all have
-    a long evaluation: the 128-episode final evaluations' mean SE and spread over seeds, the same
-    for the long evaluations, the spread of the seeds' true returns estimated from the long ones
-    (the variance over seeds less the evaluations' mean squared SE: what evaluation noise leaves),
-    and how many episodes a final evaluation needs for its SE to be half of that spread."""
+    """Evaluation noise against seed noise, for the methods compared across games (each game's
+    SimPLe set, DreamerV2@100K, PPO@100K and @1M, random) where they have two counted runs or
+    more: the final evaluations' episodes, mean SE and spread over seeds, the same for the long
+    evaluations where every run has one, the spread of the seeds' true returns (the variance over
+    seeds less the evaluations' mean squared SE: what evaluation noise leaves; from the long
+    evaluations where there are), how many episodes an evaluation needs for its SE to be half of
+    that spread, and whether the evaluation the results table uses has them."""
+    simple = best_simple_runs()
+    compared = ("dreamer_100k", "ppo_100k", "ppo_1m", "random")
     rows = []
     for game in GAMES:
-        for prefix, label in METHODS:
+        methods = [(simple[game], f"SimPLe ({simple[game]})")] + [m for m in METHODS if m[0] in compared]
+        for prefix, label in methods:
             counted, _ = counted_runs(archived_runs(archive_dir, game, prefix))
-            long = [long_evaluation(run) for run in counted]
-            if len(counted) < 2 or None in long:
+            if len(counted) < 2:
                 continue
-            finals, final_errors = last_evaluations(counted)
-            means, spreads, episodes = (np.array(column, dtype=float) for column in zip(*long))
-            errors = spreads / np.sqrt(episodes)
-            between = float(np.sqrt(max(0.0, np.var(means, ddof=1) - np.mean(errors ** 2))))
-            needed = (f"{int(np.ceil((2 * np.mean(spreads) / between) ** 2)):,}" if between > 0
-                      else "none: no spread left")
-            rows.append([game, label, len(counted), noise(finals, final_errors, 3),
-                         f"{int(episodes.min()):,}", noise(means, errors, 3), f"{between:.3f}", needed])
+            finals, _ = last_evaluations(counted)
+            recorded = [spread for run in counted if (spread := evaluation_spread(run))]
+            long = [long_evaluation(run) for run in counted]
+            columns = [noise_columns(finals, recorded) if recorded else
+                       [f"{asked_episodes(counted)} (spread not recorded)", f"— / {np.std(finals, ddof=1):.3f}"]]
+            if 0 < len(recorded) < len(counted):  # older runs among them: 32 episodes, no spread recorded
+                columns[0][0] += f" ({len(recorded)} of {len(counted)} runs; the others {asked_episodes(counted)})"
+            if None not in long:
+                columns.append(noise_columns([m for m, _, _ in long], [(s, n) for _, s, n in long]))
+            used = columns[-1]  # the results table's: the long evaluations where every run has one
+            verdict = used[2:] if len(used) > 2 else ["—"] * 3
+            long_columns = columns[1][:2] if len(columns) > 1 else ["—", "—"]
+            rows.append([game, label, len(counted), *columns[0][:2], *long_columns, *verdict])
     if not rows:
         return None
-    return markdown_table(["game", "method", "seeds", "final evaluation (128 episodes): SE / seed std",
+    return markdown_table(["game", "method", "seeds", "final evaluation: episodes", "SE / seed std",
                            "long evaluation: episodes", "SE / seed std", "seeds' own spread (estimated)",
-                           "episodes for an SE of half of it"], rows)
+                           "episodes for an SE of half of it", "the table's evaluation has them"], rows)
+
+
+def noise_columns(means, recorded):
+    """['episodes', 'SE / seed std', "seeds' own spread", 'episodes for an SE of half of it',
+    'whether these evaluations have them'] of evaluations with returns `means` over seeds and
+    (spread over episodes, episodes) for those that `recorded` them (one at least):
+    `statistics.seed_spread`, where no spread beyond evaluation noise leaves nothing to resolve."""
+    spreads, episodes = (np.array(column, dtype=float) for column in zip(*recorded))
+    own, p_value, needed = statistics.seed_spread(means, spreads, episodes)
+    low, high = int(episodes.min()), int(episodes.max())
+    columns = [f"{low:,}" if low == high else f"{low:,}-{high:,}",
+               f"{np.mean(spreads / np.sqrt(episodes)):.3f} / {np.std(means, ddof=1):.3f}"]
+    p_text = f"p {p_value:.2f}" if p_value >= 0.01 else "p < 0.01"
+    if needed is None:
+        return columns + [f"{own:.3f} (within evaluation noise: {p_text})", "—",
+                          "— (nothing to resolve; its SE counts against the gaps to other methods)"]
+    return columns + [f"{own:.3f} ({p_text})", f"{needed:,}", "yes" if low >= needed else "no"]
 
 
 def duration(seconds):

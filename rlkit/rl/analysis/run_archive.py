@@ -112,15 +112,33 @@ def archive_long_evaluation(summary, archived):
     return True
 
 
-def evaluation_error(run):
-    """The standard error of a run's final evaluation at temperature 1 (std / sqrt(episodes)),
-    or None where the run did not record its episodes' spread."""
+def evaluation_spread(run):
+    """(spread over episodes, episodes) of a run's last evaluation at temperature 1, or None
+    where the run did not record them."""
     try:
         std = curves.run_series(run, run, STD_TAG)[2][-1]
         episodes = curves.run_series(run, run, EPISODES_TAG)[2][-1]
     except Exception:  # an older run: no record
         return None
-    return float(std / np.sqrt(episodes))
+    return float(std), int(episodes)
+
+
+def asked_episodes(runs):
+    """The episodes `runs`' final evaluations played as their sets asked ('32' or '32-128'): for
+    runs that did not record them."""
+    asked = set()
+    for run in runs:
+        with open(os.path.join(run, "hparams.json")) as f:
+            saved = json.load(f)
+        asked.add(saved.get("final_eval_batch_size", saved["eval_batch_size"]))
+    return "-".join(f"{n:,}" for n in sorted(asked)[::max(1, len(asked) - 1)])
+
+
+def evaluation_error(run):
+    """The standard error of a run's last evaluation at temperature 1 (std / sqrt(episodes)),
+    or None where the run did not record its episodes' spread."""
+    spread = evaluation_spread(run)
+    return None if spread is None else spread[0] / np.sqrt(spread[1])
 
 
 def archived_runs(archive_dir, game, prefix):

@@ -58,6 +58,23 @@ def mean_interval(values, seed=0, reps=10_000):
     return float(points["m"][0]), float(intervals["m"][0, 0]), float(intervals["m"][1, 0])
 
 
+def seed_spread(means, spreads, episodes):
+    """Seed noise against evaluation noise, for seeds whose evaluations returned `means`, each over
+    `episodes` episodes whose returns spread by `spreads` (std): (the seeds' own spread, the
+    p-value of a chi-square test that they have none, the episodes an evaluation needs for its SE
+    to be half of that spread, or None where the test does not show one at p < 0.05). The own
+    spread is what evaluation noise leaves of the variance over seeds: that variance less the
+    evaluations' mean squared SE (at least 0)."""
+    import scipy.stats
+
+    means, spreads, episodes = (np.asarray(a, dtype=float) for a in (means, spreads, episodes))
+    variance, squared_error = np.var(means, ddof=1), np.mean(spreads ** 2 / episodes)
+    own = float(np.sqrt(max(0.0, variance - squared_error)))
+    p_value = float(scipy.stats.chi2.sf((len(means) - 1) * variance / squared_error, len(means) - 1))
+    needed = int(np.ceil((2 * np.mean(spreads) / own) ** 2)) if p_value < 0.05 and own > 0 else None
+    return own, p_value, needed
+
+
 def normalised(scores, random_means, reference_means):
     """Scores [runs, games] as (score - random) / (reference - random), per game."""
     return (np.asarray(scores) - random_means[None]) / (reference_means - random_means)[None]
