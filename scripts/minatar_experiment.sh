@@ -17,7 +17,7 @@
 # ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
 # DreamerV2's: --hparams=rewarded_sequence_share=0.5) on the games whose rewards its replay
 # rarely holds, Asterix and Freeway (3 seeds, RUNS/GAME/dreamer_rewarded_100k_sS).
-# ONLY=long_eval evaluates every random and PPO@100K seed again on 2,048 episodes (below).
+# ONLY=long_eval evaluates each seed's final policy again on 2,048 episodes (below).
 # SimPLe rows, each game's best set, listed in docs/results/simple_sets.txt (with its run directory,
 # RUNS/GAME/PREFIX_sS): rlmb_minatar (SimPLe as published) on Freeway, whose episodes do not end
 # early; on the four games that end at the first lost life, which SimPLe's model cannot show, sets
@@ -76,6 +76,7 @@ stop_runs() {
 trap 'stop_runs 130' INT
 trap 'stop_runs 143' TERM
 
+ppo_1m_hparams=",num_env_steps=1000000,eval_every_iterations=50"  # PPO@1M: rlmf_minatar's PPO for 1M steps
 seeds() {  # seeds METHOD GAME: the seed list of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
   case $method in
@@ -101,8 +102,7 @@ for game in "${games[@]}"; do
     done
     [ "${ONLY:-}" = model_free_100k ] || for seed in $(seeds ppo_1m "$game"); do
       launch "$dir/ppo_1m_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
-        --hparams="game=minatar/$game,num_env_steps=1000000,eval_every_iterations=50" \
-        --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
+        --hparams="game=minatar/$game$ppo_1m_hparams" --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
     done
   fi
   if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = simple ]; then
@@ -146,31 +146,46 @@ if [ "${ONLY:-}" = dreamer_1m ]; then
   done
 fi
 if [ "${ONLY:-}" = long_eval ]; then
-  # Evaluation noise against seed noise: each random and PPO@100K seed's final policy (the PPO run
-  # first, rerun where it is not here: same seed, same numbers) evaluated again on
-  # LONG_EVAL_EPISODES episodes (2,048) at temperature 1, into RUNS/GAME/long_eval/RUN (beside
-  # the run, whose own evaluation events it would otherwise double); minatar_results archives its
-  # summary.json as the run's long_eval.json and sets the seeds' spread at 128 episodes against 2,048's.
-  # One run at a time (each needs its policy trained first), minutes each.
+  # Evaluation noise against seed noise: each seed's final policy evaluated again on
+  # LONG_EVAL_EPISODES episodes (2,048) at temperature 1, into RUNS/GAME/long_eval/RUN (beside the
+  # run, whose own evaluation events it would otherwise double); minatar_results archives its
+  # summary.json as the run's long_eval.json and sets the seeds' spread at 128 episodes against
+  # the long evaluation's. LONG_EVAL_METHODS picks the methods (random ppo_100k ppo_1m simple
+  # dreamer_100k; simple: each game's SimPLe set). A PPO run is trained first (rerun where it is
+  # not here: same seed, same numbers on the same machine); a SimPLe or DreamerV2 run, hours long,
+  # only where its directory is here. One at a time, minutes each.
   episodes=${LONG_EVAL_EPISODES:-2048}
+  long_evaluation() {  # long_evaluation GAME RUN_NAME SEED [PPO HPARAMS]: unless archived or done here
+    local game=$1 name=$2 seed=$3 more=${4:-}
+    local run="$runs/$game/${name}_s$seed" long="$runs/$game/long_eval/${name}_s$seed"
+    if [ -z "${RERUN:-}" ] && [ -f "$archive/$game/${name}_s$seed/long_eval.json" ]; then
+      echo "skipped $run: its long evaluation is archived" >&2; return
+    fi
+    [ ! -f "$long/summary.json" ] || return 0  # done here, not archived yet
+    case $name in
+      random)
+        now $python -m rlkit.rl.evaluator --agent=random --hparams_set=rlmf_minatar --seed="$seed" \
+          --hparams="game=minatar/$game,eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
+        return ;;
+      ppo_*)
+        now $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game$more" \
+          --seed="$seed" --output_dir="$run" ;;
+      *)
+        if [ ! -d "$run/policy" ]; then echo "skipped $run: not on this machine (its policy is needed)" >&2; return; fi ;;
+    esac
+    now $python -m rlkit.rl.evaluator --policy_dir="$run/policy" --seed="$seed" \
+      --hparams="eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
+  }
   for game in "${games[@]}"; do
-    for seed in $(seeds model_free "$game"); do
-      for method in random ppo_100k; do
-        run="$runs/$game/${method}_s$seed" long="$runs/$game/long_eval/${method}_s$seed"
-        if [ -z "${RERUN:-}" ] && [ -f "$archive/$game/${method}_s$seed/long_eval.json" ]; then
-          echo "skipped $run: its long evaluation is archived" >&2; continue
-        fi
-        [ ! -f "$long/summary.json" ] || continue  # done here, not archived yet
-        if [ "$method" = random ]; then
-          now $python -m rlkit.rl.evaluator --agent=random --hparams_set=rlmf_minatar --seed="$seed" \
-            --hparams="game=minatar/$game,eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
-        else
-          now $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game" \
-            --seed="$seed" --output_dir="$run"
-          now $python -m rlkit.rl.evaluator --policy_dir="$run/policy" --seed="$seed" \
-            --hparams="eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
-        fi
-      done
+    for method in ${LONG_EVAL_METHODS:-random ppo_100k ppo_1m simple dreamer_100k}; do
+      case $method in
+        random|ppo_100k) for seed in $(seeds model_free "$game"); do long_evaluation "$game" $method "$seed"; done ;;
+        ppo_1m) for seed in $(seeds ppo_1m "$game"); do long_evaluation "$game" ppo_1m "$seed" "$ppo_1m_hparams"; done ;;
+        simple) read -r _ _ run < <(grep "^$game " "$simple_sets")
+          for seed in $(seeds simple "$game"); do long_evaluation "$game" "$run" "$seed"; done ;;
+        dreamer_100k) for seed in $(seeds dreamer "$game"); do long_evaluation "$game" dreamer_100k "$seed"; done ;;
+        *) echo "LONG_EVAL_METHODS=$method: methods are random ppo_100k ppo_1m simple dreamer_100k" >&2; exit 2 ;;
+      esac
     done
   done
 fi

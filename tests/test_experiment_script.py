@@ -46,20 +46,29 @@ def test_a_fresh_machine_starts_only_the_runs_the_archive_lacks_finished(tmp_pat
 
 
 def test_long_evaluations_train_each_ppo_seed_first_and_skip_those_archived(tmp_path):
-    """ONLY=long_eval: each random and PPO@100K seed evaluated on 2,048 episodes beside its run
-    (RUNS/GAME/long_eval/RUN), a PPO run trained (or resumed) before its policy is evaluated."""
+    """ONLY=long_eval: each seed's final policy evaluated on 2,048 episodes beside its run
+    (RUNS/GAME/long_eval/RUN): a PPO run trained (or resumed) first, a SimPLe or DreamerV2 run
+    only where its directory is on this machine."""
     runs, archive = tmp_path / "runs", tmp_path / "archive"
     archive_record(archive, "breakout", "random_s0", finished=True)
     (archive / "breakout" / "random_s0" / "long_eval.json").write_text("{}")
-    commands, stderr = dry_run(runs, archive, "breakout", ONLY="long_eval", SEEDS_model_free_breakout="0 1")
+    os.makedirs(runs / "breakout" / "simple_ends_100k_s3" / "policy")  # Breakout's SimPLe set's seed 3 is here
+    commands, stderr = dry_run(runs, archive, "breakout", ONLY="long_eval", SEEDS_model_free_breakout="0 1",
+                               SEEDS_ppo_1m_breakout="0")
     modules = [command.split()[2] + (" random" if "--agent=random" in command else "") for command in commands]
-    assert modules == ["rlkit.rl.trainer_model_free", "rlkit.rl.evaluator",  # random_s0's is archived
-                       "rlkit.rl.evaluator random", "rlkit.rl.trainer_model_free", "rlkit.rl.evaluator"]
-    assert "skipped" in stderr and "random_s0" in stderr
-    assert commands[1].endswith(f"--hparams=eval_batch_size=2048,eval_sampling_temps=[1.0] "
+    assert modules == ["rlkit.rl.evaluator random",  # random_s0's is archived
+                       "rlkit.rl.trainer_model_free", "rlkit.rl.evaluator", "rlkit.rl.trainer_model_free",
+                       "rlkit.rl.evaluator",  # PPO@100K's seeds 0 and 1
+                       "rlkit.rl.trainer_model_free", "rlkit.rl.evaluator",  # PPO@1M's seed 0
+                       "rlkit.rl.evaluator"]  # SimPLe's seed 3, not trained again
+    assert "skipped" in stderr and "random_s0" in stderr and "dreamer_100k_s0: not on this machine" in stderr
+    assert commands[2].endswith(f"--hparams=eval_batch_size=2048,eval_sampling_temps=[1.0] "
                                 f"--eval_metrics_dir={runs}/breakout/long_eval/ppo_100k_s0")
-    assert f"--policy_dir={runs}/breakout/ppo_100k_s0/policy" in commands[1]
-    assert f"--output_dir={runs}/breakout/ppo_100k_s0" in commands[0]
+    assert f"--policy_dir={runs}/breakout/ppo_100k_s0/policy" in commands[2]
+    assert f"--output_dir={runs}/breakout/ppo_100k_s0" in commands[1]
+    assert "--hparams=game=minatar/breakout,num_env_steps=1000000,eval_every_iterations=50" in commands[5]
+    assert commands[6].endswith(f"--eval_metrics_dir={runs}/breakout/long_eval/ppo_1m_s0")
+    assert commands[7].startswith(f"python -m rlkit.rl.evaluator --policy_dir={runs}/breakout/simple_ends_100k_s3/policy ")
 
 
 def test_each_game_runs_its_best_simple_set(tmp_path):

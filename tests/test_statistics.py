@@ -192,6 +192,11 @@ def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tm
     assert rows["random"][5].startswith("0.000 (within evaluation noise: p ")
     assert rows["random"][6:] == ["—", "— (nothing to resolve; its SE counts against the gaps to other methods)"]
     assert rows["PPO @1M"] == ["2", "32 (spread not recorded)", "— / 0.141", "—", "—", "—", "—", "—"]
+    for seed, spread in enumerate([None, 1.0, 1.0]):  # an older run among newer ones
+        archived_run(archive, "freeway", f"ppo_1m_s{seed}", [28.0 + seed], finished=True, spread=spread,
+                     episodes=128 if spread else 32)
+    freeway = noise_section(str(archive)).splitlines()[-1].split(" | ")
+    assert freeway[1:4] == ["PPO @1M", "3", "128 (2 of 3 runs; the others 32)"]
     own = np.sqrt(np.var(dreamer, ddof=1) - 1.5 ** 2 / 2048)
     needed = int(np.ceil((2 * 1.5 / own) ** 2))
     assert needed > 2048 and rows["DreamerV2 @100K"][5:] == [f"{own:.3f} (p < 0.01)", f"{needed:,}", "no"]

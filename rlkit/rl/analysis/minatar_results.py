@@ -227,12 +227,14 @@ def noise_section(archive_dir):
             if len(counted) < 2:
                 continue
             finals, _ = last_evaluations(counted)
-            recorded = [spread for run in counted if (spread := evaluation_spread(run))]
+            spreads = {run: evaluation_spread(run) for run in counted}
+            recorded = [spread for spread in spreads.values() if spread]
+            unrecorded = [run for run, spread in spreads.items() if spread is None]
             long = [long_evaluation(run) for run in counted]
             columns = [noise_columns(finals, recorded) if recorded else
-                       [f"{asked_episodes(counted)} (spread not recorded)", f"— / {np.std(finals, ddof=1):.3f}"]]
-            if 0 < len(recorded) < len(counted):  # older runs among them: 32 episodes, no spread recorded
-                columns[0][0] += f" ({len(recorded)} of {len(counted)} runs; the others {asked_episodes(counted)})"
+                       [f"{asked_episodes(unrecorded)} (spread not recorded)", f"— / {np.std(finals, ddof=1):.3f}"]]
+            if recorded and unrecorded:  # older runs among them: 32 episodes, no spread recorded
+                columns[0][0] += f" ({len(recorded)} of {len(counted)} runs; the others {asked_episodes(unrecorded)})"
             if None not in long:
                 columns.append(noise_columns([m for m, _, _ in long], [(s, n) for _, s, n in long]))
             used = columns[-1]  # the results table's: the long evaluations where every run has one
