@@ -8,7 +8,8 @@
 #   python -m rlkit.rl.analysis.minatar_results --runs=RUNS --docs=docs
 #
 # Seeds (docs/results.md, "Protocol"): random and PPO@100K 10 on every game (minutes each); SimPLe 5 on
-# Breakout and Freeway and 3 on the others; PPO@1M (the normalising reference) 3 on every game. SEEDS_<method>_<game> overrides one list, e.g. SEEDS_simple_seaquest="0 1".
+# Breakout and Freeway and 3 on the others; PPO@1M (the normalising reference) 3 on every game.
+# SEEDS_<method>_<game> overrides one list, e.g. SEEDS_simple_seaquest="0 1".
 # ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=model_free_100k the random
 # and PPO@100K rows, ONLY=simple the SimPLe rows, ONLY=dreamer the DreamerV2 rows (dreamer_v2_minatar,
 # 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the

@@ -33,9 +33,8 @@ from absl import flags
 from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, asked_episodes,
-                                          counted_runs,
-                                          evaluation_spread, evaluations, final_evaluations, last_evaluations,
-                                          long_evaluation)
+                                          counted_runs, evaluation_spread, evaluations, final_evaluations,
+                                          last_evaluations, long_evaluation)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
