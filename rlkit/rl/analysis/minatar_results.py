@@ -34,7 +34,7 @@ from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, asked_episodes,
                                           counted_runs, evaluation_spread, evaluations, final_evaluations,
-                                          last_evaluations, long_evaluation)
+                                          long_evaluation)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -225,21 +225,22 @@ def noise_section(archive_dir):
             counted, _ = counted_runs(archived_runs(archive_dir, game, prefix))
             if len(counted) < 2:
                 continue
-            finals, _ = last_evaluations(counted)
+            finals = [evaluations(run)[-1][1] for run in counted]
             spreads = {run: evaluation_spread(run) for run in counted}
             recorded = [spread for spread in spreads.values() if spread]
             unrecorded = [run for run, spread in spreads.items() if spread is None]
-            long = [long_evaluation(run) for run in counted]
-            columns = [noise_columns(finals, recorded) if recorded else
-                       [f"{asked_episodes(unrecorded)} (spread not recorded)", f"— / {np.std(finals, ddof=1):.3f}"]]
-            if recorded and unrecorded:  # older runs among them: 32 episodes, no spread recorded
-                columns[0][0] += f" ({len(recorded)} of {len(counted)} runs; the others {asked_episodes(unrecorded)})"
-            if None not in long:
-                columns.append(noise_columns([m for m, _, _ in long], [(s, n) for _, s, n in long]))
-            used = columns[-1]  # the results table's: the long evaluations where every run has one
-            verdict = used[2:] if len(used) > 2 else ["—"] * 3
-            long_columns = columns[1][:2] if len(columns) > 1 else ["—", "—"]
-            rows.append([game, label, len(counted), *columns[0][:2], *long_columns, *verdict])
+            if recorded:
+                final = noise_columns(finals, recorded)
+                if unrecorded:  # older runs among them: 32 episodes, no spread recorded
+                    others = episode_range(asked_episodes(unrecorded))
+                    final[0] += f" ({len(recorded)} of {len(counted)} runs; the others {others})"
+            else:
+                final = [f"{episode_range(asked_episodes(unrecorded))} (spread not recorded)",
+                         f"— / {np.std(finals, ddof=1):.3f}", "—", "—", "—"]
+            longs = [long_evaluation(run) for run in counted]
+            long = noise_columns([m for m, _, _ in longs], [(s, n) for _, s, n in longs]) if None not in longs else None
+            table = long or final  # the evaluation the results table uses: the long one where every run has one
+            rows.append([game, label, len(counted), *final[:2], *(long[:2] if long else ["—", "—"]), *table[2:]])
     if not rows:
         return None
     return markdown_table(["game", "method", "seeds", "final evaluation: episodes", "SE / seed std",
@@ -254,14 +255,18 @@ def noise_columns(means, recorded):
     `statistics.seed_spread`, where no spread beyond evaluation noise leaves nothing to resolve."""
     spreads, episodes = (np.array(column, dtype=float) for column in zip(*recorded))
     own, p_value, needed = statistics.seed_spread(means, spreads, episodes)
-    low, high = int(episodes.min()), int(episodes.max())
-    columns = [f"{low:,}" if low == high else f"{low:,}-{high:,}",
-               f"{np.mean(spreads / np.sqrt(episodes)):.3f} / {np.std(means, ddof=1):.3f}"]
+    columns = [episode_range(episodes), f"{np.mean(spreads / np.sqrt(episodes)):.3f} / {np.std(means, ddof=1):.3f}"]
     p_text = f"p {p_value:.2f}" if p_value >= 0.01 else "p < 0.01"
     if needed is None:
         return columns + [f"{own:.3f} (within evaluation noise: {p_text})", "—",
                           "— (nothing to resolve; its SE counts against the gaps to other methods)"]
-    return columns + [f"{own:.3f} ({p_text})", f"{needed:,}", "yes" if low >= needed else "no"]
+    return columns + [f"{own:.3f} ({p_text})", f"{needed:,}", "yes" if min(episodes) >= needed else "no"]
+
+
+def episode_range(episodes):
+    """'128', or '32-128' where the runs played different numbers of episodes."""
+    low, high = int(min(episodes)), int(max(episodes))
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
 def duration(seconds):

@@ -124,14 +124,14 @@ def evaluation_spread(run):
 
 
 def asked_episodes(runs):
-    """The episodes `runs`' final evaluations played as their sets asked ('32' or '32-128'): for
-    runs that did not record them."""
-    asked = set()
+    """The episodes each of `runs`' final evaluations played as its set asked: for runs that did
+    not record them."""
+    asked = []
     for run in runs:
         with open(os.path.join(run, "hparams.json")) as f:
             saved = json.load(f)
-        asked.add(saved.get("final_eval_batch_size", saved["eval_batch_size"]))
-    return "-".join(f"{n:,}" for n in sorted(asked)[::max(1, len(asked) - 1)])
+        asked.append(saved.get("final_eval_batch_size", saved["eval_batch_size"]))
+    return asked
 
 
 def evaluation_error(run):
