@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -18,6 +19,9 @@ from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.hparams import create_hparams
 from rlkit.models.registry import get_model
+from rlkit.models.world_model import end_target
+from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
+from rlkit.rl.loops.world_model_training import load_world_model
 
 pytest.importorskip("minatar")
 
@@ -141,6 +145,40 @@ def test_the_evaluator_and_the_player_take_a_dreamer_run(dreamer_run, cli, tmp_p
                  f"--video_dir={tmp_path / 'player'}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert os.path.exists(tmp_path / "player" / "player_minatar_breakout_sim_and_real.mp4")
+
+
+def test_the_world_models_env_ends_a_dreamer_episode_on_the_step_its_continue_head_flags(dreamer_run):
+    """The RSSM's continue head reads the state after each action: the step it flags ends the
+    episode (an ending step), not the step after (as a SimPLe model's last frame would), and the
+    env starts again from real frames."""
+    out, _ = dreamer_run
+    hparams = create_hparams("dreamer_v2_tiny")
+    model = load_world_model(hparams.world_model, os.path.join(out, "world_model"), (10, 10, 4), 3, 2)
+    assert end_target(hparams.world_model) == "ending_step"
+    last = model.continue_head.layers[-1]
+    last.kernel.assign(tf.zeros_like(last.kernel))
+    last.bias.assign([-10.0])  # sure that every step ends its episode
+    store = FrameStore(os.path.join(out, "data"))
+    env = SimulatedBatchEnv(model, store, 3, gym.spaces.Discrete(3))
+    env.reset(seed=0)
+    starts = {frame.tobytes() for e in store.episodes for frame in store.frames(e.indices)}
+    for _ in range(2):
+        step = env.step(np.zeros(3, np.int64))
+        assert step.terminated.all()
+        assert all(frame.tobytes() in starts for frame in step.observation)
+
+
+def test_the_model_checks_read_a_dreamer_run(dreamer_run, cli):
+    """check_model_drift steps the RSSM from real windows object by object, and check_episode_ends
+    steps it once more to the ending step, as it does a SimPLe model of ending steps."""
+    out, _ = dreamer_run
+    result = cli("rlkit.rl.analysis.check_model_drift", f"--run={out}", "--horizon=2", "--rollouts=4")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "step | paddle | ball | trail | brick | reward, real / model | ended" in result.stdout
+    result = cli("rlkit.rl.analysis.check_episode_ends", f"--wm_dir={out}/world_model", f"--data_dir={out}/data",
+                 "--episodes=4")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "episodes from 4 steps before their end" in result.stdout
 
 
 def test_continuous_actions_are_squashed_samples_whose_gradient_reaches_the_actor():

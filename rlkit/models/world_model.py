@@ -35,9 +35,12 @@ import numpy as np
 import tensorflow as tf
 
 def end_target(hparams):
-    """What a world model's ends are (its hparams' end_target): "last_frame", the frame it
-    predicts is its episode's last, or "ending_step", the step it is given ends the episode.
-    DreamerV2's RSSM has no end_target: its ends are last frames."""
+    """What a world model's ends are: "last_frame", the frame it predicts is its episode's last,
+    or "ending_step", the step it is given ends the episode (SimPLe's models: their hparams'
+    end_target). DreamerV2's RSSM reads its continue head on the state after each action, so
+    its ends are always ending steps."""
+    if hparams.get("model") == "rssm":
+        return "ending_step"
     return hparams.get("end_target", "last_frame")
 
 

@@ -1,4 +1,4 @@
-"""Where does a SimPLe run's world model drift from the real MinAtar game, object by object?
+"""Where does a SimPLe or DreamerV2 run's world model drift from the real MinAtar game, object by object?
 
     python -m rlkit.rl.analysis.check_model_drift --run=RUN [--data_epochs=15] [--rollouts=256] [--horizon=32]
     python -m rlkit.rl.analysis.check_model_drift --run=RUN --wm_dir=WM   # another model of RUN's data (trainer_world_model)

@@ -12,7 +12,7 @@ from absl import logging
 
 from rlkit.errors import UserError
 from rlkit.models.estimator import Estimator
-from rlkit.models.world_model import end_target, imagine
+from rlkit.models.world_model import imagine
 from rlkit.video import display_frame
 
 ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
@@ -25,12 +25,15 @@ def window_input_fn(store, hparams, seed, data_epochs=None, training=True):
     rewarded_window_share of the windows hold a reward and its ending_window_share an episode's
     end; evaluation sees windows as they come. A model whose end head predicts ending steps
     also learns from windows past episodes' ends."""
+    # SimPLe's end_target=ending_step: a target may be the step taken on an episode's last frame.
+    # Not the RSSM's (its ends are ending steps too): it learns them inside its windows.
+    past_end = hparams.get("end_target") == "ending_step"
     try:
         windows = store.window_dataset(hparams.num_context_frames, hparams.num_target_frames, seed=seed,
                                        epochs=data_epochs, pad_starts=hparams.predict_episode_ends,
                                        rewarded_share=hparams.rewarded_window_share if training else 0.0,
                                        ending_share=hparams.ending_window_share if training else 0.0,
-                                       past_end=end_target(hparams) == "ending_step")
+                                       past_end=past_end)
     except ValueError as e:
         raise UserError(str(e)) from None
     dataset = windows.repeat().batch(hparams.batch_size, drop_remainder=True).prefetch(2)
