@@ -169,8 +169,9 @@ def test_the_world_models_env_ends_a_dreamer_episode_on_the_step_its_continue_he
 
 
 def test_the_model_checks_read_a_dreamer_run(dreamer_run, cli):
-    """check_model_drift steps the RSSM from real windows object by object, and check_episode_ends
-    steps it once more to the ending step, as it does a SimPLe model of ending steps."""
+    """check_model_drift steps the RSSM from real windows object by object, check_episode_ends
+    steps it once more to the ending step, as it does a SimPLe model of ending steps, and
+    check_rewards reads its reward head on stored steps."""
     out, _ = dreamer_run
     result = cli("rlkit.rl.analysis.check_model_drift", f"--run={out}", "--horizon=2", "--rollouts=4")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -179,6 +180,9 @@ def test_the_model_checks_read_a_dreamer_run(dreamer_run, cli):
                  "--episodes=4")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "episodes from 4 steps before their end" in result.stdout
+    result = cli("rlkit.rl.analysis.check_rewards", f"--run={out}", "--random_steps=16")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "a reward predicted on" in result.stdout and "of 16 steps without one" in result.stdout
 
 
 def test_continuous_actions_are_squashed_samples_whose_gradient_reaches_the_actor():

@@ -127,6 +127,14 @@ def test_the_rssm_trains_and_steps_through_the_world_model_interface():
     _, _, ends, _ = model.next_frame_and_end(None, np.ones(4, np.int32), state, 0.0)
     assert probabilities.shape == (4,) and ((0 <= probabilities) & (probabilities <= 1)).all()
     np.testing.assert_array_equal(ends.numpy(), probabilities > 0.5)
+    # The reward head's distribution: graded, and the step's reward is its likeliest.
+    rewarded = model.reward_probabilities(None, np.ones(4, np.int32), state, 0.0).numpy()
+    _, rewards, _, _ = model.next_frame_and_end(None, np.ones(4, np.int32), state, 0.0)
+    _, means, _, _ = model.next_frame_and_end(None, np.ones(4, np.int32), state, 0.0, expected_reward=True)
+    assert rewarded.shape == (4, 3) and np.allclose(rewarded.sum(axis=1), 1.0) and (rewarded > 0).all()
+    np.testing.assert_array_equal(rewarded.argmax(axis=1) - 1, rewards.numpy())
+    weights = np.exp(-0.5 * (means.numpy()[:, None] - np.array([-1.0, 0.0, 1.0])) ** 2)
+    np.testing.assert_allclose(rewarded, weights / weights.sum(axis=1, keepdims=True), rtol=1e-5)
 
 
 def test_trainer_world_model_trains_an_rssm_on_collected_minatar_data(cli, tmp_path):

@@ -355,9 +355,12 @@ class RSSM(keras.Model):
         return frames, rewards, state
 
     def reward_probabilities(self, history, actions, state, temperature=1.0):
-        """The reward head is a Gaussian: its mean rounded to -1, 0 or 1, as a one-hot."""
-        _, rewards, _ = self.next_frame(history, actions, state, temperature)
-        return tf.one_hot(rewards + 1, 3)
+        """The reward head is a unit-variance Gaussian: -1, 0 and 1 each weighted by its density
+        there, normalised. The likeliest is the rounded mean `next_frame` predicts, and the
+        weights stay graded, so that a head unsure of a reward still ranks its steps."""
+        state, _ = self.prior_step(state, tf.convert_to_tensor(actions, tf.int32), float(temperature))
+        reward_means, _ = self.heads(self.features(state))
+        return tf.nn.softmax(-0.5 * tf.square(reward_means[:, None] - tf.constant([-1.0, 0.0, 1.0])), -1)
 
     def end_probabilities(self, history, actions, state, temperature=1.0):
         """[B] 1 - the continue head's probability for the step `next_frame` takes."""

@@ -1,4 +1,4 @@
-"""Does a SimPLe run's world model predict the real rewards, and does its policy ever see one?
+"""Does a SimPLe or DreamerV2 run's world model predict the real rewards, and does its policy ever see one?
 
     python -m rlkit.rl.analysis.check_rewards --run=RUN [--data_epochs=0,1,2] [--random_steps=2048] [--rows_of_channel=C]
     python -m rlkit.rl.analysis.check_rewards --run=RUN --wm_dir=WM   # another model of RUN's data (trainer_world_model)
@@ -11,7 +11,9 @@ TensorBoard logs), prints:
   1 (the loop's simulated_temperature), and on as many random other steps (false rewards);
 - how sure its reward head is: its probability of a reward on the rewarded steps and on the
   others, and how often a rewarded step scores above another (ROC AUC; 0.5 is chance): a head
-  that senses the rewards but is never sure enough to predict them, or one that senses nothing;
+  that senses the rewards but is never sure enough to predict them, or one that senses nothing
+  (DreamerV2's head is a unit-variance Gaussian: its weights of -1, 0 and 1 are its densities
+  there, so its P(a reward) is about 0.55 where its mean is 0, and its ranking is what tells);
 - inside the world model: the share of the policy's training rollouts with any reward, per
   epoch's worth of iterations, and the policy's entropy at the start and the end;
 - with --rows_of_channel=C, where the stored frames' channel C (a MinAtar game's player: 0 in
