@@ -23,10 +23,10 @@ def window_input_fn(store, hparams, seed, data_epochs=None, training=True):
     predicts episode ends also learns from windows at episodes' starts (their context padded), so
     that episodes shorter than a window, and their ends, are in the data. In training, the set's
     rewarded_window_share of the windows hold a reward and its ending_window_share an episode's
-    end; evaluation sees windows as they come. A model whose end head predicts ending steps
-    also learns from windows past episodes' ends."""
-    # SimPLe's end_target=ending_step: a target may be the step taken on an episode's last frame.
-    # Not the RSSM's (its ends are ending steps too): it learns them inside its windows.
+    end; evaluation sees windows as they come. A SimPLe model whose end head predicts ending
+    steps (end_target=ending_step) also learns from windows past episodes' ends: a target may
+    be the step taken on a last frame. The RSSM, whose ends are ending steps too, learns them
+    inside its windows."""
     past_end = hparams.get("end_target") == "ending_step"
     try:
         windows = store.window_dataset(hparams.num_context_frames, hparams.num_target_frames, seed=seed,
