@@ -185,6 +185,35 @@ def test_the_model_checks_read_a_dreamer_run(dreamer_run, cli):
     assert "a reward predicted on" in result.stdout and "of 16 steps without one" in result.stdout
 
 
+def test_a_branch_of_a_dreamer_run_goes_on_with_its_own_hparams_ratio_and_learning_rate(dreamer_run, tmp_path):
+    """scripts/branch_dreamer_run.py: the copy resumes where the run stands, with the changed
+    hparams in its hparams.json, twice the gradient steps per env step from the branch on, and
+    its actor's learning rate its own, not the one the checkpoint restores; the run is untouched."""
+    out, _ = dreamer_run
+    copy = tmp_path / "branch"
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "branch_dreamer_run.py")
+    command = [sys.executable, script, f"--branch_from={out}", f"--output_dir={copy}", "--ratio_factor=2",
+               "--branch_hparams=actor_critic.entropy_coef=0.05,actor_critic.actor_learning_rate=0.002,num_env_steps=180"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    hparams = json.load(open(copy / "hparams.json"))
+    assert hparams["num_env_steps"] == 180 and hparams["actor_critic"]["entropy_coef"] == 0.05
+    assert json.load(open(os.path.join(out, "hparams.json")))["num_env_steps"] == 120  # the run is untouched
+    assert json.load(open(copy / "branch.json"))["env_steps"] == 120
+    # The tiny set owes 41 gradient steps at 120 env steps and 1 per 2 after: 30 more, twice over.
+    assert json.load(open(copy / "eval_metrics" / "step_180.json"))["gradient_steps"] == 41 + 2 * 30
+    checkpoint = tf.train.latest_checkpoint(str(copy / "world_model"))
+    rates = [name for name, _ in tf.train.list_variables(checkpoint)
+             if name.startswith("actor_optimizer/") and "learning_rate" in name]
+    assert [tf.train.load_variable(checkpoint, name) for name in rates] == [pytest.approx(0.002)]
+    rerun = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0 and "is done" in rerun.stderr  # a rerun resumes the copy, not a new branch
+    not_dreamer = subprocess.run([sys.executable, script, f"--branch_from={tmp_path / 'none'}",
+                                  f"--output_dir={tmp_path / 'other'}"], capture_output=True, text=True, timeout=120)
+    assert_one_line_error(not_dreamer, "is not a Dreamer run")
+    assert not os.path.exists(tmp_path / "other")
+
+
 def test_continuous_actions_are_squashed_samples_whose_gradient_reaches_the_actor():
     from rlkit.rl.learners.dreamer import sample_continuous
 
