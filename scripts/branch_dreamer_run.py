@@ -25,6 +25,7 @@ import rlkit.rl.loops.dreamer as loop
 from rlkit import cli
 from rlkit.data_generators import storage
 from rlkit.errors import UserError, run_command
+from rlkit.fileio import atomic_write_text
 from rlkit.hparams import apply_overrides
 from rlkit.rl import trainer_model_based
 
@@ -39,12 +40,13 @@ def branch(run, output_dir, overrides, ratio_factor):
     hparams = cli.saved_hparams(run)
     if hparams is None or hparams.get("loop") != "dreamer":
         raise UserError(f"{run!r} is not a Dreamer run (no hparams.json with loop=dreamer): pass --run=DIR of one")
+    changed = apply_overrides(hparams, overrides)  # a bad override refused before anything is copied
     shutil.copytree(run, output_dir, ignore=shutil.ignore_patterns(".rlkit.lock"))
-    with open(os.path.join(output_dir, cli.HPARAMS_FILE), "w") as f:
-        f.write(apply_overrides(hparams, overrides).to_json(indent=2) + "\n")
+    atomic_write_text(os.path.join(output_dir, cli.HPARAMS_FILE), changed.to_json(indent=2) + "\n")
     branched_at = storage.stored_steps(os.path.join(output_dir, "data"), 0)
-    with open(os.path.join(output_dir, BRANCH_FILE), "w") as f:
-        json.dump(dict(run=run, hparams=overrides, ratio_factor=ratio_factor, env_steps=branched_at), f, indent=2)
+    # Written last: a copy without it is no branch, and a rerun refuses it rather than resume it.
+    atomic_write_text(os.path.join(output_dir, BRANCH_FILE), json.dumps(
+        dict(run=run, hparams=overrides, ratio_factor=ratio_factor, env_steps=branched_at), indent=2) + "\n")
 
 
 def follow_branch(record):

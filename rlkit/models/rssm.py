@@ -358,15 +358,18 @@ class RSSM(keras.Model):
         """The reward head is a unit-variance Gaussian: -1, 0 and 1 each weighted by its density
         there, normalised. The likeliest is the rounded mean `next_frame` predicts, and the
         weights stay graded, so that a head unsure of a reward still ranks its steps."""
-        state, _ = self.prior_step(state, tf.convert_to_tensor(actions, tf.int32), float(temperature))
-        reward_means, _ = self.heads(self.features(state))
+        reward_means, _ = self._heads_after(state, actions, temperature)
         return tf.nn.softmax(-0.5 * tf.square(reward_means[:, None] - tf.constant([-1.0, 0.0, 1.0])), -1)
 
     def end_probabilities(self, history, actions, state, temperature=1.0):
         """[B] 1 - the continue head's probability for the step `next_frame` takes."""
-        state, _ = self.prior_step(state, tf.convert_to_tensor(actions, tf.int32), float(temperature))
-        _, continue_logits = self.heads(self.features(state))
+        _, continue_logits = self._heads_after(state, actions, temperature)
         return tf.nn.sigmoid(-continue_logits)
+
+    def _heads_after(self, state, actions, temperature):
+        """(reward means, continue logits) of the prior step `next_frame` takes, without its frame."""
+        state, _ = self.prior_step(state, tf.convert_to_tensor(actions, tf.int32), float(temperature))
+        return self.heads(self.features(state))
 
     def infer(self, features):
         context = self.hparams.num_context_frames
