@@ -49,22 +49,33 @@ now() {  # now COMMAND...: runs COMMAND in the foreground, or with DRY_RUN print
   if [ -n "${DRY_RUN:-}" ]; then echo "$*"; else "$@"; fi
 }
 
+# From the first run on, no command substitutions ($(...), <(...)): bash 5.2 fails a Ctrl-C trap
+# that lands in one ("unexpected EOF while looking for matching `)'"), leaving the runs going.
 launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already holds RUN_DIR finished
-  local run_dir=$1 record
+  local run_dir=$1 game_dir=${1%/*}
+  local name=${game_dir##*/}/${run_dir##*/}
+  local record="$archive/$name/run_info.json"
   shift
-  record="$archive/$(basename "$(dirname "$run_dir")")/$(basename "$run_dir")/run_info.json"
   if [ -z "${RERUN:-}" ] && [ ! -d "$run_dir" ] && grep -q '"finished": true' "$record" 2>/dev/null; then
     echo "skipped $run_dir: archived as finished ($record)" >&2
   elif [ -z "${DRY_RUN:-}" ] && [ "$jobs_at_once" -gt 1 ]; then
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
-    mkdir -p "$(dirname "$run_dir")"
-    echo "started $(basename "$(dirname "$run_dir")")/$(basename "$run_dir") (log: $run_dir.log)" >&2
+    while count_running; [ "$running" -ge "$jobs_at_once" ]; do wait -n || true; done
+    mkdir -p "$game_dir"
+    echo "started $name (log: $run_dir.log)" >&2
     TF_NUM_INTRAOP_THREADS=${TF_NUM_INTRAOP_THREADS:-$threads} TF_NUM_INTEROP_THREADS=${TF_NUM_INTEROP_THREADS:-1} \
       "$@" >> "$run_dir.log" 2>&1 &
     started+=($!) logs+=("$run_dir.log")
   else
     now "$@"
   fi
+}
+
+count_running() {  # sets running: how many of the started runs are still going
+  local pid
+  running=0
+  for pid in "${started[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then (( ++running )); fi
+  done
 }
 
 # Runs started in the background ignore Ctrl-C (bash does that without job control): pass the stop on.
@@ -78,7 +89,7 @@ trap 'stop_runs 130' INT
 trap 'stop_runs 143' TERM
 
 ppo_1m_hparams=",num_env_steps=1000000,eval_every_iterations=50"  # PPO@1M: rlmf_minatar's PPO for 1M steps
-seeds() {  # seeds METHOD GAME: the seed list of one method on one game
+seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
   case $method in
     model_free) default="0 1 2 3 4 5 6 7 8 9" ;;
@@ -88,32 +99,43 @@ seeds() {  # seeds METHOD GAME: the seed list of one method on one game
     dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
     dreamer_rewarded) default=""; case $game in asterix|freeway) default="0 1 2" ;; esac ;;
   esac
-  echo "${!var:-$default}"
+  seed_list=${!var:-$default}
+}
+
+simple_set() {  # simple_set GAME: sets set_name and run (the directory prefix) from $simple_sets
+  local listed
+  while read -r listed set_name run; do
+    [ "$listed" != "$1" ] || return 0
+  done < "$simple_sets"
+  echo "no SimPLe set for $1 in $simple_sets: games are breakout freeway asterix seaquest space_invaders" >&2
+  exit 1
 }
 
 for game in "${games[@]}"; do
   dir="$runs/$game"
   if [ -z "${ONLY:-}" ] || [ "${ONLY#model_free}" != "${ONLY:-}" ]; then
-    for seed in $(seeds model_free "$game"); do
+    seeds model_free "$game"
+    for seed in $seed_list; do
       # A random policy: the evaluation alone.
       [ -f "$dir/random_s$seed/summary.json" ] || launch "$dir/random_s$seed" $python -m rlkit.rl.evaluator --agent=random \
         --hparams_set=rlmf_minatar --hparams="game=minatar/$game" --seed="$seed" --eval_metrics_dir="$dir/random_s$seed"
       launch "$dir/ppo_100k_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
         --hparams="game=minatar/$game" --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
     done
-    [ "${ONLY:-}" = model_free_100k ] || for seed in $(seeds ppo_1m "$game"); do
-      launch "$dir/ppo_1m_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
-        --hparams="game=minatar/$game$ppo_1m_hparams" --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
-    done
+    if [ "${ONLY:-}" != model_free_100k ]; then
+      seeds ppo_1m "$game"
+      for seed in $seed_list; do
+        launch "$dir/ppo_1m_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
+          --hparams="game=minatar/$game$ppo_1m_hparams" --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
+      done
+    fi
   fi
   if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = simple ]; then
     # Each game's best SimPLe set so far (docs/results.md, "Which SimPLe").
-    read -r _ set_name run < <(grep "^$game " "$simple_sets") || {
-      echo "no SimPLe set for $game in $simple_sets: games are breakout freeway asterix seaquest space_invaders" >&2
-      exit 1
-    }
+    simple_set "$game"
     if [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
-    for seed in $(seeds simple "$game"); do
+    seeds simple "$game"
+    for seed in $seed_list; do
       launch "$dir/${run}_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$dir/${run}_s$seed"
     done
@@ -122,7 +144,8 @@ done
 # DreamerV2 after every game's other rows: the longest runs come last.
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
   for game in "${games[@]}"; do
-    for seed in $(seeds dreamer "$game"); do
+    seeds dreamer "$game"
+    for seed in $seed_list; do
       launch "$runs/$game/dreamer_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
         --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$runs/$game/dreamer_100k_s$seed"
@@ -131,7 +154,8 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
 fi
 if [ "${ONLY:-}" = dreamer_rewarded ]; then
   for game in "${games[@]}"; do
-    for seed in $(seeds dreamer_rewarded "$game"); do
+    seeds dreamer_rewarded "$game"
+    for seed in $seed_list; do
       launch "$runs/$game/dreamer_rewarded_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
         --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,rewarded_sequence_share=0.5" --seed="$seed" \
         --output_dir="$runs/$game/dreamer_rewarded_100k_s$seed"
@@ -140,7 +164,8 @@ if [ "${ONLY:-}" = dreamer_rewarded ]; then
 fi
 if [ "${ONLY:-}" = dreamer_1m ]; then
   for game in "${games[@]}"; do
-    for seed in $(seeds dreamer_1m "$game"); do
+    seeds dreamer_1m "$game"
+    for seed in $seed_list; do
       launch "$runs/$game/dreamer_1m_s$seed" $python -m rlkit.rl.trainer_model_based \
         --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,num_env_steps=1000000" --seed="$seed" --output_dir="$runs/$game/dreamer_1m_s$seed"
     done
@@ -180,11 +205,11 @@ if [ "${ONLY:-}" = long_eval ]; then
   for game in "${games[@]}"; do
     for method in ${LONG_EVAL_METHODS:-random ppo_100k ppo_1m simple dreamer_100k}; do
       case $method in
-        random|ppo_100k) for seed in $(seeds model_free "$game"); do long_evaluation "$game" $method "$seed"; done ;;
-        ppo_1m) for seed in $(seeds ppo_1m "$game"); do long_evaluation "$game" ppo_1m "$seed" "$ppo_1m_hparams"; done ;;
-        simple) read -r _ _ run < <(grep "^$game " "$simple_sets")
-          for seed in $(seeds simple "$game"); do long_evaluation "$game" "$run" "$seed"; done ;;
-        dreamer_100k) for seed in $(seeds dreamer "$game"); do long_evaluation "$game" dreamer_100k "$seed"; done ;;
+        random|ppo_100k) seeds model_free "$game"; for seed in $seed_list; do long_evaluation "$game" $method "$seed"; done ;;
+        ppo_1m) seeds ppo_1m "$game"; for seed in $seed_list; do long_evaluation "$game" ppo_1m "$seed" "$ppo_1m_hparams"; done ;;
+        simple) simple_set "$game"
+          seeds simple "$game"; for seed in $seed_list; do long_evaluation "$game" "$run" "$seed"; done ;;
+        dreamer_100k) seeds dreamer "$game"; for seed in $seed_list; do long_evaluation "$game" dreamer_100k "$seed"; done ;;
         *) echo "LONG_EVAL_METHODS=$method: methods are random ppo_100k ppo_1m simple dreamer_100k" >&2; exit 2 ;;
       esac
     done
