@@ -32,6 +32,9 @@
 # A seed's numbers repeat at the same thread count (docs/model_free.md), so JOBS changes them.
 # JOBS=2 does 1.9-2x the training steps of JOBS=1 on 2 cores (scripts/bench_jobs.py, docs/benchmarks.md).
 set -euo pipefail
+# One block, read whole before it runs (bash reads a script as it goes): editing this file while
+# an experiment runs changes nothing under way.
+{
 runs=${1:?usage: bash scripts/minatar_experiment.sh RUNS_DIR [GAME ...]}
 shift
 games=("$@")
@@ -221,3 +224,5 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "${#failed[@]} of ${#started[@]} runs failed; the end of each log says why: ${failed[*]}" >&2
   exit 1
 fi
+exit 0
+}
