@@ -116,7 +116,7 @@ FAKE_PYTHON = """out=${@: -1}; out=${out#--output_dir=}
 echo "start $out $TF_NUM_INTRAOP_THREADS $TF_NUM_INTEROP_THREADS" >> "$RECORD"
 trap 'echo "stopped $out" >> "$RECORD"; exit 143' TERM
 sleep "$FAKE_SECONDS" & wait $!
-case "$out" in *_s1) echo "seed 1 went wrong" >&2; exit 1 ;; esac
+case "$out" in *_s1) echo "failed $out" >> "$RECORD"; echo "seed 1 went wrong" >&2; exit 1 ;; esac
 echo "end $out" >> "$RECORD"
 """
 
@@ -137,9 +137,9 @@ def test_jobs_runs_that_many_at_a_time_each_with_its_share_of_the_cores_and_its_
     events = [line.split() for line in (tmp_path / "record").read_text().splitlines()]
     runs = tmp_path / "runs" / "asterix"
     run = [str(runs / f"simple_ending_steps_100k_s{seed}") for seed in range(3)]
-    # Seeds 0 and 1 start together; seed 2 when the first of them is done.
-    assert [event[:2] for event in events[:2]] == [["start", run[0]], ["start", run[1]]]
-    assert events[2][0] != "start" and ["start", run[2]] == events[3][:2]
+    # Seeds 0 and 1 start together (either may write its record first); seed 2 when the first of them is done.
+    assert sorted(event[:2] for event in events[:2]) == [["start", run[0]], ["start", run[1]]]
+    assert events[2][0] != "start" and ["start", run[2]] in [event[:2] for event in events[3:]]
     threads = str(max(1, os.cpu_count() // 2))
     assert all(event[2:] == [threads, "1"] for event in events if event[0] == "start")
     assert (runs / "simple_ending_steps_100k_s1.log").read_text() == "seed 1 went wrong\n"
@@ -184,5 +184,4 @@ def test_a_stop_at_any_moment_stops_every_run_it_started(tmp_path):
             assert last_line.startswith("3 of 13 runs failed")
         else:
             assert (returncode, last_line) == (130, "stopped; rerun the same command to resume the runs")
-        # Each run started was stopped or ended, or is a seed 1 (which fails without a record).
-        assert all(run.endswith("_s1") for run in unaccounted), unaccounted
+        assert not unaccounted  # each run started was stopped, ended or failed
