@@ -113,8 +113,8 @@ def test_a_game_without_a_simple_set_gets_one_line(tmp_path):
 
 # A stand-in for python that records each run's start, end and thread settings; seed 1 fails.
 FAKE_PYTHON = """out=${@: -1}; out=${out#--output_dir=}
+trap 'echo "stopped $out" >> "$RECORD"; exit 143' TERM  # set first: a run stopped at its start says so
 echo "start $out $TF_NUM_INTRAOP_THREADS $TF_NUM_INTEROP_THREADS" >> "$RECORD"
-trap 'echo "stopped $out" >> "$RECORD"; exit 143' TERM
 sleep "$FAKE_SECONDS" & wait $!
 case "$out" in *_s1) echo "failed $out" >> "$RECORD"; echo "seed 1 went wrong" >&2; exit 1 ;; esac
 echo "end $out" >> "$RECORD"
