@@ -197,6 +197,13 @@ def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tm
                      episodes=128 if spread else 32)
     freeway = noise_section(str(archive)).splitlines()[-1].split(" | ")
     assert freeway[1:4] == ["PPO @1M", "3", "128 (2 of 3 runs; the others 32)"]
+    own = np.sqrt(np.var([28.0, 29.0, 30.0], ddof=1) - 1.0 ** 2 / 128)
+    assert freeway[-2:] == [f"{int(np.ceil((2 * 1.0 / own) ** 2)):,}", "yes |"]  # 1 episode asked: 32 will do
+    for seed, spread in enumerate([None, None, 1.0, 1.0]):  # seeds 0.25 apart: 128 episodes would do, 32 not
+        archived_run(archive, "asterix", f"ppo_1m_s{seed}", [1.0 + 0.25 * seed], finished=True, spread=spread,
+                     episodes=128 if spread else 32)
+    asterix = [row for row in noise_section(str(archive)).splitlines() if "| asterix |" in row][0].split(" | ")
+    assert 32 < int(asterix[-2].replace(",", "")) <= 128 and asterix[-1] == "no (2 of 4 runs short) |"
     own = np.sqrt(np.var(dreamer, ddof=1) - 1.5 ** 2 / 2048)
     needed = int(np.ceil((2 * 1.5 / own) ** 2))
     assert needed > 2048 and rows["DreamerV2 @100K"][5:] == [f"{own:.3f} (p < 0.01)", f"{needed:,}", "no"]

@@ -229,11 +229,11 @@ def noise_section(archive_dir):
             spreads = {run: evaluation_spread(run) for run in counted}
             recorded = [spread for spread in spreads.values() if spread]
             unrecorded = [run for run, spread in spreads.items() if spread is None]
-            if recorded:
-                final = noise_columns(finals, recorded)
-                if unrecorded:  # older runs among them: 32 episodes, no spread recorded
-                    others = episode_range(asked_episodes(unrecorded))
-                    final[0] += f" ({len(recorded)} of {len(counted)} runs; the others {others})"
+            if recorded:  # older runs among them (32 episodes) count in whether it has the episodes
+                others = asked_episodes(unrecorded)
+                final = noise_columns(finals, recorded, others)
+                if unrecorded:
+                    final[0] += f" ({len(recorded)} of {len(counted)} runs; the others {episode_range(others)})"
             else:
                 final = [f"{episode_range(asked_episodes(unrecorded))} (spread not recorded)",
                          f"— / {np.std(finals, ddof=1):.3f}", "—", "—", "—"]
@@ -248,11 +248,12 @@ def noise_section(archive_dir):
                            "episodes for an SE of half of it", "the table's evaluation has them"], rows)
 
 
-def noise_columns(means, recorded):
+def noise_columns(means, recorded, unrecorded_episodes=()):
     """['episodes', 'SE / seed std', "seeds' own spread", 'episodes for an SE of half of it',
     'whether these evaluations have them'] of evaluations with returns `means` over seeds and
-    (spread over episodes, episodes) for those that `recorded` them (one at least):
-    `statistics.seed_spread`, where no spread beyond evaluation noise leaves nothing to resolve."""
+    (spread over episodes, episodes) for those that `recorded` them (one at least), the others
+    having played `unrecorded_episodes`: `statistics.seed_spread`, where no spread beyond
+    evaluation noise leaves nothing to resolve."""
     spreads, episodes = (np.array(column, dtype=float) for column in zip(*recorded))
     own, p_value, needed = statistics.seed_spread(means, spreads, episodes)
     columns = [episode_range(episodes), f"{np.mean(spreads / np.sqrt(episodes)):.3f} / {np.std(means, ddof=1):.3f}"]
@@ -260,7 +261,9 @@ def noise_columns(means, recorded):
     if needed is None:
         return columns + [f"{own:.3f} (within evaluation noise: {p_text})", "—",
                           "— (nothing to resolve; its SE counts against the gaps to other methods)"]
-    return columns + [f"{own:.3f} ({p_text})", f"{needed:,}", "yes" if min(episodes) >= needed else "no"]
+    short = sum(n < needed for n in [*episodes, *unrecorded_episodes])
+    has_them = "yes" if not short else "no" if short == len(means) else f"no ({short} of {len(means)} runs short)"
+    return columns + [f"{own:.3f} ({p_text})", f"{needed:,}", has_them]
 
 
 def episode_range(episodes):
