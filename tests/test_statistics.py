@@ -198,7 +198,7 @@ def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tm
     freeway = noise_section(str(archive)).splitlines()[-1].split(" | ")
     assert freeway[1:4] == ["PPO @1M", "3", "128 (2 of 3 runs; the others 32)"]
     own = np.sqrt(np.var([28.0, 29.0, 30.0], ddof=1) - 1.0 ** 2 / 128)
-    assert freeway[-2:] == [f"{int(np.ceil((2 * 1.0 / own) ** 2)):,}", "yes |"]  # 1 episode asked: 32 will do
+    assert freeway[-2:] == [f"{int(np.ceil((2 * 1.0 / own) ** 2)):,}", "yes |"]  # 5 episodes asked: 32 will do
     for seed, spread in enumerate([None, None, 1.0, 1.0]):  # seeds 0.25 apart: 128 episodes would do, 32 not
         archived_run(archive, "asterix", f"ppo_1m_s{seed}", [1.0 + 0.25 * seed], finished=True, spread=spread,
                      episodes=128 if spread else 32)
