@@ -18,6 +18,9 @@
 # ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
 # DreamerV2's: --hparams=rewarded_sequence_share=0.5) on the games whose rewards its replay
 # rarely holds, Asterix and Freeway (3 seeds, RUNS/GAME/dreamer_rewarded_100k_sS).
+# ONLY=simple_expected SimPLe as published whose world model's env hands out the reward head's mean
+# (not SimPLe's: --loop_hparams=simulated_reward=expected) on Freeway, whose SimPLe seeds split
+# (docs/results.md): 5 seeds, as SimPLe's own there (RUNS/freeway/simple_expected_100k_sS).
 # ONLY=long_eval evaluates each seed's final policy again on 2,048 episodes (below).
 # SimPLe rows, each game's best set, listed in docs/results/simple_sets.txt (with its run directory,
 # RUNS/GAME/PREFIX_sS): rlmb_minatar (SimPLe as published) on Freeway, whose episodes do not end
@@ -101,6 +104,7 @@ seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one g
     dreamer) default="0 1 2" ;;
     dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
     dreamer_rewarded) default=""; case $game in asterix|freeway) default="0 1 2" ;; esac ;;
+    simple_expected) default=""; case $game in freeway) default="0 1 2 3 4" ;; esac ;;
   esac
   seed_list=${!var:-$default}
 }
@@ -162,6 +166,15 @@ if [ "${ONLY:-}" = dreamer_rewarded ]; then
       launch "$runs/$game/dreamer_rewarded_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
         --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,rewarded_sequence_share=0.5" --seed="$seed" \
         --output_dir="$runs/$game/dreamer_rewarded_100k_s$seed"
+    done
+  done
+fi
+if [ "${ONLY:-}" = simple_expected ]; then
+  for game in "${games[@]}"; do
+    seeds simple_expected "$game"
+    for seed in $seed_list; do
+      launch "$runs/$game/simple_expected_100k_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=rlmb_minatar \
+        --loop_hparams="game=minatar/$game,simulated_reward=expected" --seed="$seed" --output_dir="$runs/$game/simple_expected_100k_s$seed"
     done
   done
 fi

@@ -94,6 +94,16 @@ def test_each_game_runs_its_best_simple_set(tmp_path):
                for command in commands) and len(commands) == 3
 
 
+def test_the_expected_rewards_ablation_runs_freeways_five_seeds_alone(tmp_path):
+    """ONLY=simple_expected: SimPLe as published with expected rewards, Freeway's 5 seeds beside
+    SimPLe's own (RUNS/freeway/simple_expected_100k_sS); no other game has the ablation."""
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    commands, _ = dry_run(runs, archive, ONLY="simple_expected")
+    assert commands == [f"python -m rlkit.rl.trainer_model_based --loop_hparams_set=rlmb_minatar "
+                        f"--loop_hparams=game=minatar/freeway,simulated_reward=expected --seed={seed} "
+                        f"--output_dir={runs}/freeway/simple_expected_100k_s{seed}" for seed in range(5)]
+
+
 @pytest.mark.parametrize("jobs", ["0", "two", "-1"])
 def test_a_bad_jobs_count_gets_one_line(tmp_path, jobs):
     result = subprocess.run(["bash", SCRIPT, str(tmp_path / "runs")], capture_output=True, text=True, timeout=60,
