@@ -21,7 +21,7 @@ import sys
 import gin
 from absl import flags, logging
 
-from rlkit import gcs, run_lock
+from rlkit import gcs, provenance, run_lock
 from rlkit.data_generators.make_env import check_game
 from rlkit.errors import UserError, WithoutTensorFlowInfo, set_run_in_progress
 from rlkit.fileio import atomic_write_text
@@ -35,6 +35,10 @@ COMMAND_FILE = "command.txt"
 # Where a run's work happens, not what it computes: a rerun may change these.
 RESOURCE_KEYS = ("real_num_workers",)
 ENV_SHAPE_KEYS = ("game", "frame_height", "frame_width", "grayscale", "frame_stack_size")
+
+# The flags defined here belong to the command that asks for them: its --help lists them with its
+# own (absl's --help shows the main module's key flags only).
+flags.disclaim_key_flags()
 
 
 def define_flags(default_set, output_dir_help=None):
@@ -123,8 +127,9 @@ def run_hparams(output_dir, set_name, set_chosen, overrides, variant=None):
 
 
 def save_run(output_dir, hparams, set_name, overrides, variant_name=None, command=None):
-    """Creates `output_dir` and writes hparams.json and run.json (once) and command.txt (this
-    process's command line, or `command`: how to rerun a run started by a search)."""
+    """Creates `output_dir` and writes hparams.json and run.json (once), command.txt (this
+    process's command line, or `command`: how to rerun a run started by a search) and the code's
+    record (rlkit.provenance: the commit, the library versions, the CPU)."""
     try:
         os.makedirs(output_dir, exist_ok=True)
     except OSError as e:
@@ -142,6 +147,7 @@ def save_run(output_dir, hparams, set_name, overrides, variant_name=None, comman
             if f.read() != resolved:  # a rerun that changed a RESOURCE_KEYS value: record what runs now
                 atomic_write_text(hparams_path, resolved)
     atomic_write_text(os.path.join(output_dir, COMMAND_FILE), (command or " ".join(sys.argv)) + "\n")
+    provenance.record_run(output_dir)
 
 
 @contextlib.contextmanager
@@ -152,9 +158,10 @@ def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS obj
     lock (rlkit.run_lock) is held throughout: a second process on the same dir is refused.
     variant: (name, function of hparams) that changes a new run's set before the overrides
     (the lab's dev mode); run.json records its name, and only the same variant resumes the run."""
-    parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
     if not FLAGS.output_dir:
         raise UserError("no output dir given: pass --output_dir=DIR")
+    run_lock.probe(FLAGS.output_dir)  # a second writer is refused first, before anything slow
+    parse_gin(FLAGS.gin_files, FLAGS.gin_bindings)
     with contextlib.ExitStack() as stack:
         if gcs.is_remote(FLAGS.output_dir):  # the bucket's lock, before its files are fetched to resume
             stack.enter_context(run_lock.hold(FLAGS.output_dir))
@@ -175,7 +182,8 @@ def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS obj
 def locked_output(path):
     """A local directory for output `path` (for gs://, synced with its bucket), its lock
     (rlkit.run_lock) held meanwhile: what a command that writes outside a run dir, such as the
-    evaluator's metrics, writes into."""
+    evaluator's metrics, writes into; its code's record (rlkit.provenance) is added once the command's block is done."""
+    run_lock.probe(path)
     with contextlib.ExitStack() as stack:
         if gcs.is_remote(path):
             stack.enter_context(run_lock.hold(path))
@@ -183,6 +191,7 @@ def locked_output(path):
         if not gcs.is_remote(path):
             stack.enter_context(run_lock.hold(local_dir))
         yield local_dir
+        provenance.record_run(local_dir)  # once the command's output is there: a mistake leaves nothing
 
 
 @contextlib.contextmanager

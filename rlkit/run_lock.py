@@ -189,6 +189,48 @@ def _hold_remote(run_dir):
             blob.delete(if_generation_match=generation[0], **gcs.call_settings())
 
 
+def _probe_local(run_dir):
+    path = os.path.join(run_dir, LOCK_FILE)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # no lock file (or none we may read): nobody to refuse for; hold() says the rest
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # a shared lock: two probes never collide
+        except BlockingIOError:
+            _refuse(run_dir, _read_local(fd))
+        holder = _read_local(fd)
+        if holder and holder.get("host") != socket.gethostname() and _is_fresh(holder):
+            _refuse(run_dir, holder)
+    finally:
+        os.close(fd)  # closing releases the shared lock
+
+
+def _probe_remote(run_dir):
+    from google.api_core import exceptions
+
+    bucket_name, prefix = gcs.split(run_dir)
+    with gcs.clear_errors(run_dir):
+        existing = gcs.client().bucket(bucket_name).get_blob(f"{prefix}/{LOCK_FILE}" if prefix else LOCK_FILE,
+                                                              **gcs.call_settings())
+        if existing is None:
+            return
+        try:
+            held = json.loads(existing.download_as_text(**gcs.call_settings()))
+        except (exceptions.NotFound, ValueError):
+            return
+    if _is_fresh(held):
+        _refuse(run_dir, held)
+
+
+def probe(run_dir):
+    """Refuses, as `hold` would, while another live process holds the lock of `run_dir`; writes
+    nothing and holds nothing. Commands call it first, so a second writer is refused before
+    anything slow (TensorFlow's import, a set's checks) runs; `hold` still decides."""
+    (_probe_remote if gcs.is_remote(run_dir) else _probe_local)(run_dir)
+
+
 def hold(run_dir):
     """A context holding the lock of `run_dir` (local or gs://); refuses with one line while
     another live process holds it, and takes over one left by a killed process."""

@@ -64,8 +64,10 @@ def run_with_env(module, *args, env=None):
     (MODEL_FREE, [RLMF_TINY, "--hparams=frame_height=0"], ["hparam 'frame_height' = 0"]),
     # Values that only fit together, and values checked against the network.
     (LOOP, [RLMB_TINY, "--loop_hparams=world_model.filter_double_steps=9"], ["at most num_compress_steps"]),
-    (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.num_minibatches=100000"], ["'ppo.num_minibatches' = 100000",
-                                                                       "num_envs x rollout_length"]),
+    (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.minibatch_time_steps=0,ppo.num_minibatches=100000"],
+     ["'ppo.num_minibatches' = 100000", "num_envs x rollout_length"]),
+    (MODEL_FREE, [RLMF_TINY, "--hparams=ppo.minibatch_time_steps=100"],
+     ["'ppo.minibatch_time_steps' = 100", "at most rollout_length x optimization_epochs (48)"]),
     (MODEL_FREE, ["--hparams_set=rlmf_nature", "--hparams=frame_height=20"],
      ["frames of 20x84 are too small for policy_network='nature_cnn'"]),
     (WORLD_MODEL, [RLMB_TINY, "--data_dir=/nonexistent"], ["not a world-model set"]),

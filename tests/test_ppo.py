@@ -95,3 +95,60 @@ def test_ppo_learns_cartpole_within_50k_steps(tmp_path):
     result = train(hparams, str(tmp_path), seed=0)
     assert result["env_steps"] <= 50_000
     assert result["eval"]["sampling_temp_0.0_max_noops_0"]["mean_unclipped"] >= 400, result
+
+
+def _ppo_learner(overrides):
+    import gymnasium as gym
+
+    from rlkit.rl.learners.ppo import PPOLearner
+
+    hparams = create_hparams("ppo_original_params", overrides)
+    return PPOLearner(hparams, (4, 10, 10, 3), tf.uint8, gym.spaces.Discrete(3), seed=0)
+
+
+def test_simple_minibatches_are_time_steps_with_every_env():
+    """tensor2tensor's define_ppo_epoch: 3 epochs' shuffles of the 50 steps, joined and cut into
+    50 x 3 // 20 = 7 minibatches of 20 steps, each with all 16 envs' samples at those steps."""
+    learner = _ppo_learner("policy_network=minatar_cnn")
+    batches = [b.numpy() for b in learner.minibatches(num_steps=50, num_envs=16)]
+    assert len(batches) == 7 and all(b.shape == (20 * 16,) for b in batches)
+    steps = np.concatenate([b.reshape(20, 16) // 16 for b in batches])  # samples are time-major: t * 16 + env
+    assert all((b.reshape(20, 16) % 16 == np.arange(16)).all() for b in batches)
+    for epoch in range(2):  # the first 100 of the 140 steps drawn are two whole shuffles of the 50
+        assert sorted(steps[epoch * 50:(epoch + 1) * 50, 0]) == list(range(50))
+
+
+def test_sample_minibatches_shuffle_all_samples_each_epoch():
+    learner = _ppo_learner("policy_network=minatar_cnn,minibatch_time_steps=0,num_minibatches=4")
+    batches = [b.numpy() for b in learner.minibatches(num_steps=50, num_envs=16)]
+    assert len(batches) == 3 * 4 and all(b.shape == (200,) for b in batches)
+    for epoch in range(3):
+        assert sorted(np.concatenate(batches[epoch * 4:(epoch + 1) * 4])) == list(range(800))
+
+
+def test_simple_ppo_optimizer_and_advantages_follow_tensor2tensor():
+    """Adam(beta1 .85, beta2 .997, epsilon 1e-6) from tensor2tensor's basic_params1, and advantages
+    normalised over the whole rollout (define_ppo_epoch's moments over [0, 1]), not per minibatch."""
+    learner = _ppo_learner("policy_network=minatar_cnn")
+    optimizer = learner.optimizer
+    assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (0.85, 0.997, 1e-6)
+    seen = []
+    learner._train_step = lambda *batch: seen.append(batch[3].numpy()) or {
+        k: 0.0 for k in ("loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction",
+                         "gradient_norm")}
+    from rlkit.rl.loops.rollout import Rollout
+
+    rng = np.random.default_rng(0)
+    steps, envs = 50, 4
+    rollout = Rollout(observations=np.zeros((steps, envs, 4, 10, 10, 3), np.uint8),
+                      actions=rng.integers(0, 3, (steps, envs)), log_probs=np.zeros((steps, envs), np.float32),
+                      values=rng.normal(size=(steps, envs)).astype(np.float32),
+                      rewards=rng.normal(size=(steps, envs)).astype(np.float32),
+                      dones=np.zeros((steps, envs), bool), last_values=np.zeros(envs, np.float32))
+    learner.update(rollout)
+    advantages, _ = gae(rollout.rewards, rollout.values, rollout.dones, rollout.last_values, 0.99, 0.95)
+    expected = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    drawn = np.concatenate(seen)
+    # Every minibatch holds rollout-normalised advantages: none of them is re-centred on its own.
+    assert not np.allclose([s.mean() for s in seen], 0.0, atol=1e-3)
+    assert set(np.round(drawn, 4)) <= set(np.round(expected.reshape(-1), 4))

@@ -78,6 +78,8 @@ RULES = {
     "learning_rate": positive, "optimization_epochs": positive, "num_minibatches": positive,
     "gamma": discount, "gae_lambda": discount, "clip_coef": positive, "entropy_coef": non_negative,
     "value_coef": non_negative, "max_gradient_norm": positive, "dropout": probability,
+    "minibatch_time_steps": non_negative, "advantage_normalization": one_of("rollout", "minibatch"),
+    "adam_beta1": probability, "adam_beta2": probability, "adam_epsilon": positive,
     # DQN.
     "rmsprop_decay": probability, "optimizer_epsilon": positive, "rmsprop_centered": anything,
     "replay_capacity": positive, "learning_starts": non_negative, "update_period": positive,
@@ -129,7 +131,7 @@ RULES = {
     "imagine_starts": non_negative,  # 0: every posterior state of the batch
     # and its loop (rlkit.rl.loops.dreamer)
     "loop": one_of("dreamer"), "train_ratio": positive, "prefill_steps": non_negative,
-    "rewarded_sequence_share": probability,
+    "rewarded_sequence_share": probability, "reward_transform": one_of("env", "tanh"),
     "log_every_updates": positive, "offline_data_dir": anything, "offline_updates": positive,
     "offline_checkpoint_updates": positive,
 }
@@ -204,6 +206,11 @@ def _check_together(hparams, prefix):
         if get("collection") == "learner":
             rollouts.append(("real_num_envs", "real_rollout_length", get("real_num_envs") * get("real_rollout_length")))
         for envs, length, steps in rollouts:
-            if learner.num_minibatches > steps:
+            if learner.get("minibatch_time_steps"):  # minibatches of time steps (SimPLe's PPO)
+                time_steps = steps // get(envs) * learner.optimization_epochs
+                if learner.minibatch_time_steps > time_steps:
+                    _fail(prefix, f"{algo}.minibatch_time_steps", learner.minibatch_time_steps,
+                          f"must be at most {length} x optimization_epochs ({time_steps}), or 0 for num_minibatches")
+            elif learner.num_minibatches > steps:
                 _fail(prefix, f"{algo}.num_minibatches", learner.num_minibatches,
                       f"must be at most {envs} x {length} ({steps} steps per rollout)")

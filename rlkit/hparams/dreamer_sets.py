@@ -197,6 +197,10 @@ def _dreamer_loop(env, world_model, actor_critic):
         # Not DreamerV2's: the share of each batch's sequences drawn to hold a rewarded step
         # (FrameStore.sequences), for games whose rewards are too rare for the reward head.
         rewarded_sequence_share=0.0,
+        # What the reward head learns: "env", the env's training rewards (Atari's and MinAtar's
+        # clipped to their sign, other envs' as they are); "tanh", tanh of the game's rewards
+        # (DreamerV2's Atari target, its configs' clip_rewards: tanh).
+        reward_transform="env",
         replay_capacity=2_000_000,
         shard_steps=1000,        # steps per env in a replay shard; a checkpoint with each
         eval_every_steps=20_480,
@@ -224,7 +228,9 @@ def dreamer_v2_atari():
     steps; the world model rssm_atari and the actor-critic dreamer_actor_critic_atari.
     Where the released code differs: batch 16 x 50 and a gradient step every 16 agent steps
     (`--hparams=world_model.batch_size=16,train_ratio=50`), for a smaller GPU; the paper's values
-    are used because they are the published ones. Its evaluation is SimPLe's Atari grid (add_eval_hparams)."""
+    are used because they are the published ones. The reward head learns tanh of the game's
+    rewards. Evaluation as DreamerV2 reports it: whole episodes (up to the 108,000-frame cap,
+    27,000 agent steps) with sticky actions and no no-ops, greedy (its policy's mode) and sampled."""
     from rlkit.hparams.env_sets import add_eval_hparams
 
     env = env_atari_sticky()
@@ -233,7 +239,12 @@ def dreamer_v2_atari():
     hparams = _dreamer_loop(env, rssm_atari(), dreamer_actor_critic_atari())
     hparams.num_env_steps = 50_000_000  # the paper's 200M frames
     hparams.eval_every_steps = 250_000
-    return add_eval_hparams(hparams)
+    hparams.reward_transform = "tanh"
+    add_eval_hparams(hparams)
+    hparams.eval_sampling_temps = [0.0, 1.0]
+    hparams.eval_max_num_noops = 0
+    hparams.eval_step_limit = hparams.max_episode_frames // hparams.frame_skip
+    return hparams
 
 
 @register_hparams

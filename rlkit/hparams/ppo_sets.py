@@ -4,9 +4,27 @@ from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
 
 
+# Keras's Adam defaults, which every PPO set but SimPLe's ran with before SimPLe's got its own
+# (issue 63): pinned in those sets, so that their archived runs still reproduce.
+KERAS_ADAM = dict(adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-7)
+
+
+def with_sample_minibatches(hparams, num_minibatches):
+    """PPO as baselines and CleanRL run it, and as every rlkit PPO set but SimPLe's ran before
+    issue 63: each epoch shuffles the rollout's samples into `num_minibatches` minibatches, the
+    advantages normalised within each, Keras's Adam defaults."""
+    hparams.num_minibatches = num_minibatches
+    hparams.minibatch_time_steps = 0
+    hparams.advantage_normalization = "minibatch"
+    for name, value in KERAS_ADAM.items():
+        hparams.set_hparam(name, value)
+    return hparams
+
+
 @register_hparams
 def ppo_original_params():
-    """SimPLe's PPO: lr 2.5e-4, gamma .99, lambda .95, clip .1, 3 epochs over 50-step rollouts."""
+    """SimPLe's PPO: lr 2.5e-4, gamma .99, lambda .95, clip .1, 3 epochs over 50-step rollouts
+    in minibatches of 20 time steps, Adam(.85, .997, 1e-6) (tensor2tensor's ppo_original_params)."""
     return HParams(
         policy_network="simple_policy_cnn",  # a registered model (rlkit.models.policy_networks)
         # SimPLe's set says dropout 0.1, but its policy's dropout layer ran in inference mode: inactive.
@@ -21,8 +39,16 @@ def ppo_original_params():
         entropy_coef=0.01,
         optimization_epochs=3,
         rollout_length=50,                   # agent steps per env between updates (SimPLe's epoch_length)
-        num_minibatches=2,                   # SimPLe used minibatches of 20 of the 50 time steps
-        max_gradient_norm=0.5,
+        # Minibatches of 20 time steps with every env's sample at them, 50 x 3 // 20 = 7 per update
+        # (SimPLe's optimization_batch_size); 0 shuffles samples into num_minibatches per epoch.
+        minibatch_time_steps=20,
+        num_minibatches=2,                   # with minibatch_time_steps=0 only
+        advantage_normalization="rollout",   # over the whole rollout, as define_ppo_epoch; or "minibatch"
+        max_gradient_norm=0.5,               # clip_grad_norm, over all gradients together
+        # tensor2tensor's basic_params1 Adam, which its PPO's optimize() used (weight_decay 0 in ppo_base_v1).
+        adam_beta1=0.85,
+        adam_beta2=0.997,
+        adam_epsilon=1e-6,
     )
 
 
@@ -35,7 +61,7 @@ def ppo_atari_nature_params():
     hparams.value_coef = 0.25  # 0.5 x (0.5 x MSE) in baselines' terms
     hparams.optimization_epochs = 4
     hparams.rollout_length = 128
-    hparams.num_minibatches = 4
+    with_sample_minibatches(hparams, 4)  # Keras's Adam epsilon 1e-7 (baselines: 1e-5)
     hparams.learning_rate_schedule = "linear"
     return hparams
 
@@ -54,7 +80,7 @@ def ppo_cartpole_params():
     hparams.entropy_coef = 0.0
     hparams.optimization_epochs = 20
     hparams.rollout_length = 32
-    hparams.num_minibatches = 1
+    with_sample_minibatches(hparams, 1)  # Keras's Adam epsilon 1e-7 (SB3: 1e-5)
     return hparams
 
 

@@ -62,6 +62,12 @@ KEYS_ADDED_LATER = [
     ("stoch_classes", "rewarded_window_share", 0.0),
     ("stoch_classes", "ending_window_share", 0.0),
     ("train_ratio", "rewarded_sequence_share", 0.0),          # Dreamer loops
+    ("train_ratio", "reward_transform", "env"),
+    ("clip_coef", "adam_beta1", 0.9),                         # PPO sets (issue 63: Keras's Adam before)
+    ("clip_coef", "adam_beta2", 0.999),
+    ("clip_coef", "adam_epsilon", 1e-7),
+    ("clip_coef", "minibatch_time_steps", 0),
+    ("clip_coef", "advantage_normalization", "minibatch"),
 ]
 
 

@@ -7,7 +7,7 @@ values with dotted names: `--hparams=world_model.hidden_size=64,ppo.learning_rat
 
 from rlkit.hparams.dqn_sets import dqn_original_params
 from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_minatar
-from rlkit.hparams.ppo_sets import ppo_original_params
+from rlkit.hparams.ppo_sets import ppo_original_params, with_sample_minibatches
 from rlkit.hparams.registry import register_hparams
 from rlkit.hparams.world_model_sets import (next_frame_basic_stochastic_discrete,
                                             next_frame_basic_stochastic_discrete_long,
@@ -103,6 +103,7 @@ def rlmb_pong_cpu():
     hparams.simulated_ppo_iterations = 50
     hparams.checkpoint_every_iterations = 25
     hparams.ppo.learning_rate = 2.5e-4
+    with_sample_minibatches(hparams.ppo, 2)  # what its archived run ran with (docs/simple.md, fidelity)
     return hparams
 
 
@@ -171,6 +172,9 @@ def rlmb_minatar():
     hparams.world_model = next_frame_minatar()
     hparams.ppo.policy_network = "minatar_cnn"
     hparams.ppo.learning_rate = 2.5e-4
+    # PPO as every archived MinAtar SimPLe run ran it, not SimPLe's (docs/simple.md, fidelity):
+    # 2 minibatches of samples per epoch, advantages normalised in each, Keras's Adam defaults.
+    with_sample_minibatches(hparams.ppo, 2)
     hparams.simulated_ppo_iterations = 250
     hparams.checkpoint_every_iterations = 50
     add_minatar_eval_hparams(hparams)

@@ -6,7 +6,10 @@ and updates on rollouts. It runs on any BatchEnv, real or simulated: the model-b
 drives the same learner inside the world model, through the same on-policy loop.
 """
 
+import functools
+
 import gin
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -67,8 +70,10 @@ class PPOLearner(ActorCriticLearner):
         network = get_model(hparams.policy_network)(observation_shape, observation_dtype, action_space, hparams)
         self.policy = Policy(network, action_space, observation_shape, observation_dtype, seed)
         self.network = network
+        adam = functools.partial(keras.optimizers.Adam, beta_1=hparams.adam_beta1, beta_2=hparams.adam_beta2,
+                                 epsilon=hparams.adam_epsilon)
         with gin.config_scope("ppo"):
-            self.optimizer = make_optimizer(hparams.learning_rate)
+            self.optimizer = make_optimizer(hparams.learning_rate, default=adam)
         self.optimizer.build(network.trainable_variables)
         # Minibatch shuffling: a generator of its own, so acting and training draw independently.
         self.rng = tf.random.Generator.from_seed(seed + 1)
@@ -85,7 +90,8 @@ class PPOLearner(ActorCriticLearner):
             distribution = policy_distribution(params, self.policy.discrete)
             loss, metrics = ppo_loss(
                 distribution.log_prob(actions), distribution.entropy(), values, old_log_probs,
-                normalize(advantages), returns, hparams.clip_coef, hparams.value_coef,
+                normalize(advantages) if hparams.advantage_normalization == "minibatch" else advantages,
+                returns, hparams.clip_coef, hparams.value_coef,
                 hparams.entropy_coef)
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
@@ -93,22 +99,44 @@ class PPOLearner(ActorCriticLearner):
         self.optimizer.apply_gradients(zip(gradients, variables))
         return metrics
 
+    def minibatches(self, num_steps, num_envs):
+        """Index lists into the rollout's [T * N] samples (time-major), one per update.
+
+        minibatch_time_steps 0: each of `optimization_epochs` epochs shuffles the samples into
+        `num_minibatches` minibatches. minibatch_time_steps K (SimPLe's PPO, tensor2tensor's
+        `define_ppo_epoch`): the epochs' shuffles of the T time steps, joined, cut into
+        T * epochs // K minibatches of K time steps, each with every env's sample at those steps."""
+        hparams = self.hparams
+        if hparams.minibatch_time_steps:
+            steps = tf.concat([tf.argsort(self.rng.uniform([num_steps])) for _ in range(hparams.optimization_epochs)], 0)
+            count = num_steps * hparams.optimization_epochs // hparams.minibatch_time_steps
+            steps = tf.reshape(steps[:count * hparams.minibatch_time_steps], [count, hparams.minibatch_time_steps])
+            return [tf.reshape(s[:, None] * num_envs + tf.range(num_envs), [-1]) for s in tf.unstack(steps)]
+        num_samples = num_steps * num_envs
+        minibatch_size = num_samples // hparams.num_minibatches
+        batches = []
+        for _ in range(hparams.optimization_epochs):
+            order = tf.argsort(self.rng.uniform([num_samples]))
+            batches += [order[start:start + minibatch_size]
+                        for start in range(0, minibatch_size * hparams.num_minibatches, minibatch_size)]
+        return batches
+
     def update(self, rollout):
-        """Several epochs of minibatch updates on a Rollout; returns the mean of each metric."""
+        """Minibatch updates on a Rollout (`minibatches`); returns the mean of each metric.
+
+        advantage_normalization "rollout" (SimPLe's PPO) normalises the advantages over the whole
+        rollout once; "minibatch" (baselines, CleanRL) within each minibatch."""
         hparams = self.hparams
         advantages, returns = gae(rollout.rewards, rollout.values, rollout.dones, rollout.last_values,
                                   hparams.gamma, hparams.gae_lambda)
-        num_samples = rollout.actions.size
-        flat = lambda x: tf.convert_to_tensor(x.reshape((num_samples,) + x.shape[2:]))  # noqa: E731
+        if hparams.advantage_normalization == "rollout":
+            advantages = normalize(advantages).numpy()
+        num_steps, num_envs = rollout.actions.shape[:2]
+        flat = lambda x: tf.convert_to_tensor(x.reshape((num_steps * num_envs,) + x.shape[2:]))  # noqa: E731
         data = [flat(x) for x in (rollout.observations, rollout.actions, rollout.log_probs,
                                   advantages, returns)]
-        minibatch_size = num_samples // hparams.num_minibatches
-        history = []
-        for _ in range(hparams.optimization_epochs):
-            order = tf.argsort(self.rng.uniform([num_samples]))
-            for start in range(0, minibatch_size * hparams.num_minibatches, minibatch_size):
-                indices = order[start:start + minibatch_size]
-                history.append(self._train_step(*(tf.gather(x, indices) for x in data)))
+        history = [self._train_step(*(tf.gather(x, indices) for x in data))
+                   for indices in self.minibatches(num_steps, num_envs)]
         metrics = {name: float(np.mean([m[name] for m in history])) for name in history[0]}
         assert set(metrics) == LOSS_KEYS | {"gradient_norm"}, set(metrics)
         variance = np.var(returns)

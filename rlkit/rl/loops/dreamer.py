@@ -102,8 +102,9 @@ class Dreamer:
         # on meanwhile), made once so that its functions are traced once, not at every evaluation.
         self.eval_policy = self.agent.new_policy(seed)
         self.model_dir = os.path.join(output_dir, "world_model")
-        # Atari's and MinAtar's rewards are learned clipped, other envs' as they are.
-        self.reward_column = "rewards" if env.clip_rewards else "raw_rewards"
+        # The reward head's target (the set's reward_transform): the env's clipped rewards, or
+        # tanh of the game's (DreamerV2's Atari); both 0 where the game gave nothing.
+        self.reward_column = "rewards" if env.clip_rewards and hparams.reward_transform == "env" else "raw_rewards"
         # Variables exist once the networks have run: one update's graph on a zero batch, not applied.
         self._build()
         self.checkpoint = tf.train.Checkpoint(**self.agent.checkpointables())
@@ -154,6 +155,8 @@ class Dreamer:
         for _ in range(count):
             batch = store.sequences(rng, hparams.world_model.batch_size, sequence_length(hparams),
                                     reward_column=self.reward_column, rewarded_share=hparams.rewarded_sequence_share)
+            if hparams.reward_transform == "tanh":
+                batch["rewards"] = np.tanh(batch["rewards"])
             metrics.append({name: float(value) for name, value in self.agent.update(batch).items()})
             if self.updates % log_every == 0:
                 means = {name: float(np.mean([m[name] for m in metrics])) for name in metrics[0]}

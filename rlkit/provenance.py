@@ -1,0 +1,131 @@
+"""Which code made a run: the record every command writes into its run directory.
+
+    provenance.record_run(output_dir)   # cli.start_run calls it for every command that writes a run
+
+RUN/provenance.json is a list of records, the first the one the run started under:
+
+    {"commit": "3eae756...", "dirty": false, "rlkit_version": "0.1.0", "python": "3.11.7",
+     "tensorflow": "2.21.0", "keras": "3.12.0", "numpy": "2.1.3", "cpu": "Intel(R) Xeon(R) ...",
+     "since": "2026-11-28T07:38:00"}
+
+`commit` is the git commit of the checkout rlkit is imported from, and `dirty` whether the code
+that runs (rlkit/ and setup.py) had uncommitted changes, with `changed` naming them; an installed
+rlkit outside a git checkout records `commit: null` and its version. A rerun under the same code
+adds nothing; a rerun under other code (a resume after a pull) adds its record and says so in one
+warning line, so a run made by two commits shows both.
+
+The versions are read from the installed packages' metadata, without importing them: a command
+refused at its start must not pay for TensorFlow's import.
+"""
+
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+
+from absl import logging
+
+from rlkit.fileio import atomic_write_text
+
+PROVENANCE_FILE = "provenance.json"
+# What a run's numbers depend on; `since` (when the record was made) is not compared.
+CODE_KEYS = ("commit", "dirty", "changed", "rlkit_version", "python", "tensorflow", "keras", "numpy", "cpu")
+# The paths whose uncommitted changes make a run's code differ from its commit.
+CODE_PATHS = ("rlkit", "setup.py")
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _git(*args):
+    """git's output in the checkout rlkit is imported from, or None where there is none."""
+    try:
+        result = subprocess.run(["git", "-C", os.path.dirname(_PACKAGE_DIR), *args], capture_output=True,
+                                text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout if result.returncode == 0 else None
+
+
+def _git_state():
+    """(commit, changed paths) of the checkout holding this rlkit package, or (None, None) where
+    rlkit is not imported from a git checkout's rlkit/ (an installed wheel)."""
+    top = _git("rev-parse", "--show-toplevel")
+    if top is None or os.path.realpath(os.path.join(top.strip(), "rlkit")) != os.path.realpath(_PACKAGE_DIR):
+        return None, None
+    status = _git("status", "--porcelain", "--", *CODE_PATHS) or ""
+    changed = sorted(line[3:] for line in status.splitlines() if line.strip())  # "XY path"
+    commit = _git("rev-parse", "HEAD")
+    return (commit.strip() if commit else None), changed
+
+
+def _version(package):
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def current():
+    """This process's record: the code, the library versions and the CPU."""
+    commit, changed = _git_state()
+    tensorflow = _version("tensorflow") or _version("tensorflow-cpu")
+    record = {"commit": commit, "dirty": bool(changed), "changed": changed or [],
+              "rlkit_version": _version("rlkit"), "python": platform.python_version(), "tensorflow": tensorflow,
+              "keras": _version("keras"), "numpy": _version("numpy"), "cpu": _cpu_model(),
+              "since": datetime.datetime.now().isoformat(timespec="seconds")}
+    if commit is None:
+        record["dirty"] = None  # unknown: no git checkout to compare with
+    return record
+
+
+def read(run_dir):
+    """The records of the run in `run_dir` (oldest first), [] for a run made before they existed."""
+    path = os.path.join(run_dir, PROVENANCE_FILE)
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        records = json.load(f)
+    return records if isinstance(records, list) else [records]
+
+
+def describe(record):
+    """'3eae756' or '3eae756+changes' or 'rlkit 0.1.0' (no git), for one line."""
+    if record.get("commit"):
+        return record["commit"][:7] + ("+changes" if record.get("dirty") else "")
+    return f"rlkit {record.get('rlkit_version')}"
+
+
+def same_code(a, b):
+    return all(a.get(k) == b.get(k) for k in CODE_KEYS)
+
+
+def record_run(run_dir, record=None):
+    """Adds this process's record to RUN/provenance.json unless the run's last record has the
+    same code; a run resumed under other code gets one warning line. Returns the records."""
+    record = record or current()
+    records = read(run_dir)
+    if records and same_code(records[-1], record):
+        return records
+    if records:
+        logging.warning("Resuming %s under %s, not %s as its last part ran; %s keeps both records", run_dir,
+                        describe(record), describe(records[-1]), PROVENANCE_FILE)
+    records.append(record)
+    atomic_write_text(os.path.join(run_dir, PROVENANCE_FILE), json.dumps(records, indent=2) + "\n")
+    return records
+
+
+if __name__ == "__main__":  # python -m rlkit.provenance: this checkout's record
+    print(json.dumps(current(), indent=2), file=sys.stdout)
