@@ -338,3 +338,23 @@ def test_a_window_without_a_display_gets_one_line_not_an_invisible_window(args, 
                             text=True, timeout=120, env=env)
     assert_one_line_error(result, "no display to open a window on", instead)
     assert time.time() - start < 30 and "XDG_RUNTIME_DIR" not in result.stderr
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMMANDS = sorted(os.path.relpath(path, ROOT)[:-3].replace("/", ".")
+                  for path in glob.glob(os.path.join(ROOT, "rlkit", "rl", "**", "*.py"), recursive=True)
+                  if '__name__ == "__main__"' in open(path).read()) + ["rlkit.hparams"]
+
+
+@pytest.mark.parametrize("module", COMMANDS)
+def test_help_lists_every_flag_a_user_types(module):
+    """absl's --help lists the main module's key flags: the shared ones from rlkit/cli.py too."""
+    path = module.replace(".", "/") + ("/__main__.py" if module == "rlkit.hparams" else ".py")
+    source = open(os.path.join(ROOT, path)).read()
+    expected = set(re.findall(r"DEFINE_\w+\(\s*\"(\w+)\"", source))
+    if "cli.define_flags(" in source:
+        expected |= {"hparams_set", "hparams", "loop_hparams_set", "loop_hparams", "gin_files", "gin_bindings", "seed"}
+    result = run_module(module, "--help", timeout=120)
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]  # absl exits 1 after --help
+    listed = set(re.findall(r"^  --(?:\[no\])?(\w+)", result.stdout, re.MULTILINE))
+    assert expected and expected <= listed, expected - listed

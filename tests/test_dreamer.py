@@ -263,3 +263,31 @@ def test_the_results_script_tables_a_dreamer_run(dreamer_run, tmp_path):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[2] == "1" and cells[6] == "120", row
     assert cells[3].startswith(f"{final['sampling_temp_1.0_max_noops_0']['mean_unclipped']:.2f}"), row
+
+
+def test_dreamer_v2_atari_evaluates_whole_episodes_as_the_paper_reports():
+    """DreamerV2 reports whole games (up to the 108,000-frame cap) with sticky actions and no no-ops."""
+    hparams = create_hparams("dreamer_v2_atari")
+    assert hparams.eval_step_limit * hparams.frame_skip == hparams.max_episode_frames == 108_000
+    assert hparams.eval_max_num_noops == 0 and hparams.sticky_actions and 0.0 in hparams.eval_sampling_temps
+    assert hparams.reward_transform == "tanh"  # the paper's Atari reward target
+    assert create_hparams("dreamer_v2_minatar").reward_transform == "env"  # as its archived runs
+
+
+def test_the_reward_head_learns_tanh_of_the_games_rewards_where_the_set_says_so(dreamer_run, tmp_path):
+    from rlkit.data_generators.make_env import make_batch_env
+    from rlkit.rl.loops.dreamer import Dreamer
+
+    out, _ = dreamer_run
+    store = FrameStore(os.path.join(out, "data"))
+    for transform, target in (("tanh", np.tanh), ("env", np.sign)):
+        hparams = create_hparams("dreamer_v2_tiny", f"reward_transform={transform},rewarded_sequence_share=1.0")
+        env = make_batch_env(hparams, 1)
+        dreamer = Dreamer(hparams, str(tmp_path / transform), env, seed=0)
+        env.close()
+        batches = []
+        dreamer.agent.update = lambda batch: batches.append(batch) or {"loss": 0.0}
+        dreamer.train(store, np.random.default_rng(0), 1, log_every=100)
+        rewards, raw = batches[0]["rewards"], batches[0]["raw_rewards"]
+        assert raw.any()  # sequences drawn to hold a rewarded step
+        np.testing.assert_allclose(rewards, target(raw), rtol=1e-6)

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from conftest import assert_one_line_error
 from rlkit.data_generators import storage
+from rlkit import run_lock
 from rlkit.run_lock import LOCK_FILE
 
 COLLECT = "rlkit.rl.collect"
@@ -199,3 +200,17 @@ def test_a_gs_run_dir_is_locked_by_an_object_in_the_bucket(bucket, cli):
     assert taken.returncode == 0, taken.stderr[-3000:]
     assert "Taking over the lock" in taken.stderr and bucket.get_blob(f"locked_run/{LOCK_FILE}") is None
     assert bucket.get_blob("locked_run/data/epoch_000/shard_00000.npz") is not None
+
+
+def test_a_second_writer_is_refused_before_tensorflow_loads(tmp_path):
+    """The lock is probed before the set's checks (which load TensorFlow: 170 s on a loaded
+    machine before the refusal used to come)."""
+    out = str(tmp_path / "run")
+    with run_lock.hold(out):
+        result = subprocess.run([sys.executable, "-X", "importtime", "-m", "rlkit.rl.trainer_model_based",
+                                 "--hparams_set=rlmb_minatar_ends", "--hparams=game=minatar/breakout",
+                                 f"--output_dir={out}"], capture_output=True, text=True, timeout=120)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "rlkit.cli" in imported and not {"tensorflow", "keras"} & imported
+    assert_one_line_error(result, f"{out} is being written by pid {os.getpid()}")
+    assert os.listdir(out) == [LOCK_FILE]  # the probe wrote nothing

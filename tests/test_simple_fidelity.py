@@ -42,7 +42,11 @@ LOOP = dict(epochs=15, num_real_env_steps=96000, initial_collection="ppo", colle
             eval_batch_size=32, eval_step_limit=1000, reward_accuracy_lengths=[12, 50],
             reward_accuracy_rollouts=128)               # wm_eval_batch_size 16 x wm_eval_num_batches 8
 PPO = dict(learning_rate=1e-4, gamma=0.99, gae_lambda=0.95, clip_coef=0.1, value_coef=1.0, entropy_coef=0.01,
-           optimization_epochs=3, rollout_length=50, max_gradient_norm=0.5,
+           optimization_epochs=3, rollout_length=50,    # epoch_length
+           minibatch_time_steps=20,                     # optimization_batch_size, time steps of every env
+           advantage_normalization="rollout",           # define_ppo_epoch: moments over [time, env]
+           max_gradient_norm=0.5,                       # clip_grad_norm
+           adam_beta1=0.85, adam_beta2=0.997, adam_epsilon=1e-6,  # basic_params1's optimizer_adam_*
            dropout=0.0)  # dropout_ppo 0.1, in a layer that ran in inference mode
 ORIGINAL_SETS = {
     "rlmb_base": (dict(LOOP), DETERMINISTIC_PIXEL_NOISE),
@@ -54,6 +58,8 @@ ORIGINAL_SETS = {
     "rlmb_base_stochastic_discrete_1m": (dict(LOOP, num_real_env_steps=960000), STOCHASTIC_DISCRETE),
     "rlmb_base_stochastic_discrete_sticky": (dict(LOOP, sticky_actions=True), STOCHASTIC_DISCRETE),
 }
+# SimPLe's model-free baseline (rlmf_original: ppo_original_params on the real env) takes the same PPO.
+MODEL_FREE_PPO = dict(PPO, learning_rate=2.5e-4)
 
 
 @pytest.mark.parametrize("set_name", sorted(ORIGINAL_SETS))
@@ -65,6 +71,11 @@ def test_every_simple_set_carries_the_original_values(set_name):
     assert hparams.world_model.train_steps == 15000  # model_train_steps, in every set
     assert {k: hparams.ppo.get(k) for k in PPO} == PPO
     assert not hparams.world_model.predict_episode_ends  # rlkit's addition, off as in the original
+
+
+def test_simple_model_free_baseline_runs_the_original_ppo():
+    hparams = create_hparams("rlmf_original")
+    assert {k: hparams.ppo.get(k) for k in MODEL_FREE_PPO} == MODEL_FREE_PPO
 
 
 def test_policy_training_lengths_follow_the_original():
@@ -111,3 +122,30 @@ def test_reward_accuracy_compares_cumulative_rewards():
     results = reward_accuracies(predicted, real, [2, 4])
     assert results == {"reward_accuracy/at_2": 0.5, "reward_accuracy/at_4": 1.0,
                        "reward_accuracy_every_step/at_2": 0.0, "reward_accuracy_every_step/at_4": 0.0}
+
+
+def test_archived_runs_keep_the_ppo_and_reward_values_they_ran_with():
+    """SimPLe's PPO (and DreamerV2's Atari reward target) came to the published sets after the
+    MinAtar results were run: their sets pin the values the archive's runs ran with, so every
+    command in docs/results.md still reproduces its rows."""
+    import glob
+    import json
+    import os
+
+    from rlkit.hparams import HParams, with_keys_added_later
+
+    pinned = [f"ppo.{k}" for k in ("adam_beta1", "adam_beta2", "adam_epsilon", "minibatch_time_steps",
+                                   "advantage_normalization", "num_minibatches")] + ["reward_transform"]
+    runs = glob.glob(os.path.join(os.path.dirname(__file__), "..", "docs", "results", "runs", "*", "*", "run.json"))
+    checked = 0
+    for path in runs:
+        run = json.load(open(path))
+        saved_path = os.path.join(os.path.dirname(path), "hparams.json")
+        if not run.get("hparams_set") or not os.path.exists(saved_path):
+            continue
+        saved = with_keys_added_later(HParams.from_dict(json.load(open(saved_path)))).flat_values()
+        now = create_hparams(run["hparams_set"], run.get("hparams", "")).flat_values()
+        for key in pinned:
+            assert saved.get(key) == now.get(key), (path, key)
+        checked += 1
+    assert checked >= 100

@@ -39,7 +39,17 @@ def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(rlmf_tiny_run):
     assert "ETA" in stderr and "steps/s" in stderr
     for name in ("hparams.json", "run.json", "operative_config.gin", "command.txt", "policy/saved_model.pb"):
         assert os.path.exists(os.path.join(out, name)), name
-    assert "Adam.beta_1 = 0.9" in open(os.path.join(out, "operative_config.gin")).read()
+    assert "ppo/Adam.amsgrad = False" in open(os.path.join(out, "operative_config.gin")).read()  # the optimizer
+    assert json.load(open(os.path.join(out, "hparams.json")))["ppo"]["adam_beta1"] == 0.85  # SimPLe's PPO
+    # The code that made the run: this checkout's commit, whether rlkit/ had uncommitted changes,
+    # the library versions and the CPU.
+    (record,) = json.load(open(os.path.join(out, "provenance.json")))
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(cli_module.__file__)))
+    git = lambda *args: subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True).stdout  # noqa: E731
+    assert record["commit"] == git("rev-parse", "HEAD").strip() and len(record["commit"]) == 40
+    assert record["dirty"] == bool(git("status", "--porcelain", "--", "rlkit", "setup.py").strip())
+    assert record["tensorflow"] == tf.__version__ and record["numpy"] == np.__version__
+    assert record["python"] == sys.version.split()[0] and record["cpu"]
     assert len(glob.glob(os.path.join(out, "checkpoints", "ckpt-*.index"))) == 3  # keep_checkpoints
     assert saved_env_steps(out) == 128
 
@@ -94,9 +104,17 @@ def test_killed_run_resumes_with_the_step_count_continuing(cli, tmp_path):
     process.wait()
     killed_at = saved_env_steps(out)  # the last checkpoint the kill left whole
     assert 32 <= killed_at < 384
+    # As if the run had started under another commit: the resume says so and keeps both records.
+    provenance = os.path.join(out, "provenance.json")
+    (started,) = json.load(open(provenance))
+    json.dump([dict(started, commit="0123456789" * 4, dirty=False)], open(provenance, "w"))
 
     resumed = cli(TRAINER, *args, f"--output_dir={out}")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
+    warnings = [line for line in resumed.stderr.splitlines() if "keeps both records" in line]
+    assert len(warnings) == 1 and f"not 0123456 as its last part ran" in warnings[0], resumed.stderr[-3000:]
+    first, second = json.load(open(provenance))
+    assert first["commit"] == "0123456789" * 4 and second["commit"] == started["commit"]
     assert f"at iteration {killed_at // 32}, {killed_at} env steps" in resumed.stderr
     assert f"{killed_at + 32}/384 steps" in resumed.stderr  # the counter continues
     assert saved_env_steps(out) == 384  # as many as a run never killed

@@ -9,11 +9,10 @@ drives the same learner inside the world model, through the same on-policy loop.
 import functools
 
 import gin
-import keras
 import numpy as np
 import tensorflow as tf
 
-from rlkit.models.optimizers import make_optimizer
+from rlkit.models.optimizers import Adam, make_optimizer
 from rlkit.models.registry import get_model
 from rlkit.rl.learners.learner import register_learner
 from rlkit.rl.learners.policy_export import (
@@ -70,7 +69,7 @@ class PPOLearner(ActorCriticLearner):
         network = get_model(hparams.policy_network)(observation_shape, observation_dtype, action_space, hparams)
         self.policy = Policy(network, action_space, observation_shape, observation_dtype, seed)
         self.network = network
-        adam = functools.partial(keras.optimizers.Adam, beta_1=hparams.adam_beta1, beta_2=hparams.adam_beta2,
+        adam = functools.partial(Adam, beta_1=hparams.adam_beta1, beta_2=hparams.adam_beta2,
                                  epsilon=hparams.adam_epsilon)
         with gin.config_scope("ppo"):
             self.optimizer = make_optimizer(hparams.learning_rate, default=adam)
