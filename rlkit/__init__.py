@@ -99,7 +99,10 @@ class _QuietTensorFlowImport(_FirstImport):
 
 
 if not TF_LOGS:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # later C++ info lines (checkpoint sharding, ...)
+    # TensorFlow's C++ info and warning lines (checkpoint sharding; a failed op's
+    # "OP_REQUIRES failed" and "Local rendezvous is aborting", which repeat the Python error a
+    # command turns into its one line); its errors still show.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if "tensorflow" not in sys.modules:
         sys.meta_path.insert(0, _QuietTensorFlowImport())
 

@@ -62,10 +62,24 @@ def out_of_space(error):
             message = str(error)
             why = next((text for text in OUT_OF_SPACE.values() if text in message), None)
             if why:
-                path = re.search(r"(/[^\s;:'\"]+)", message)
-                return path.group(1) if path else "a TensorFlow file", why
+                return tensorflow_failed_path(message, why) or "a TensorFlow file", why
         error = error.__cause__ or error.__context__
     return None
+
+
+# Paths in TensorFlow's messages that are not files: its device names ("/job:localhost/replica:0/...").
+_DEVICE_PATH = re.compile(r"/(job|replica|task|device):")
+
+
+def tensorflow_failed_path(message, why):
+    """The file a TensorFlow error `message` says could not be written, or None. TensorFlow words
+    it "{{function_node ..._device_/job:localhost/...}} PATH; No space left on device [Op:SaveV2]":
+    the path before the reason, not the first slash (its device name)."""
+    named = re.search(r"(/[^\s;'\"]+); " + re.escape(why), message)
+    if named and not _DEVICE_PATH.match(named.group(1)):
+        return named.group(1)
+    paths = [p for p in re.findall(r"/[^\s;'\"]+", message) if not _DEVICE_PATH.match(p)]
+    return paths[0] if paths else None
 
 
 class WithoutTensorFlowInfo(std_logging.Filter):

@@ -145,6 +145,20 @@ def test_the_evaluator_and_the_player_take_a_dreamer_run(dreamer_run, cli, tmp_p
                  f"--video_dir={tmp_path / 'player'}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert os.path.exists(tmp_path / "player" / "player_minatar_breakout_sim_and_real.mp4")
+    assert "Loading the world model and the policy" in result.stderr  # said before TensorFlow loads them
+
+
+def test_minatars_render_notice_stays_out_of_the_terminal(dreamer_run):
+    """Without seaborn (rlkit's minatar extra alone) MinAtar warns at import that it cannot render;
+    rlkit draws MinAtar's frames itself."""
+    out, _ = dreamer_run
+    script = ("import runpy, sys\n"
+              "sys.modules['seaborn'] = None  # as where seaborn is not installed\n"
+              f"sys.argv = ['player', '--wm_dir={out}/world_model', '--dry_run']\n"
+              "runpy.run_module('rlkit.rl.player', run_name='__main__', alter_sys=True)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Dry run" in result.stderr and "render" not in result.stderr, result.stderr[-3000:]
 
 
 def test_the_world_models_env_ends_a_dreamer_episode_on_the_step_its_continue_head_flags(dreamer_run):

@@ -86,6 +86,12 @@ def test_player_opens_a_real_window_and_plays_on_keys(x_server, rlmb_tiny_run):
     try:
         x, y, width, height = window_geometry(env, "rlkit player: pong", player)
         assert (width, height) == (3 * COLUMN_WIDTH + 2 * GAP, COLUMN_HEIGHT + 2 * HEADER)
+        # The window opens while the world model loads, its columns blank; then the game shows.
+        real_column = lambda: read_xwd(screen_file)[y + HEADER:y + COLUMN_HEIGHT,  # noqa: E731
+                                                    x + COLUMN_WIDTH + GAP:x + 2 * COLUMN_WIDTH + GAP]
+        deadline = time.monotonic() + 120
+        while not real_column().any() and time.monotonic() < deadline and player.poll() is None:
+            time.sleep(0.3)
         subprocess.run(["xdotool", "mousemove", str(x + width // 2), str(y + height // 2)], env=env, check=True)
         for key in ("d", "space", "n", "x"):  # three steps, then the model restarts from the real frames
             subprocess.run(["xdotool", "key", key], env=env, check=True)

@@ -212,3 +212,22 @@ def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tm
     cells = {row[1]: row[2:4] for row in game_rows(str(archive), "breakout")[0]}
     assert cells["PPO @100K"] == ["3 (2,048 episodes)", "1.20 [1.00, 1.40]"]
     assert cells["PPO @1M"] == ["2", "5.10 [5.00, 5.20]"]
+
+
+def test_a_cell_names_the_commits_its_runs_came_from_and_marks_a_mix(tmp_path):
+    from rlkit.rl.analysis.run_archive import code_versions
+
+    def run(name, *records):
+        path = tmp_path / name
+        path.mkdir()
+        if records:
+            (path / "provenance.json").write_text(json.dumps(list(records)))
+        return str(path)
+
+    a = {"commit": "a" * 40, "dirty": False}
+    b = {"commit": "b" * 40, "dirty": True}
+    assert code_versions([run("old")]) == "not recorded"
+    assert code_versions([run("s0", a), run("s1", a)]) == "aaaaaaa"
+    assert code_versions([run("s2", a), run("s3", b)]) == "mixed: aaaaaaa, bbbbbbb+changes"
+    assert code_versions([run("resumed", a, b)]) == "mixed: aaaaaaa, bbbbbbb+changes"  # one run, two commits
+    assert code_versions([run("s4", a), run("older")]) == "mixed: aaaaaaa, 1 not recorded"

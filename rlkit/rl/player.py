@@ -29,9 +29,7 @@ from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import action_space_of, check_image_game, frame_shape, pixel_values
 from rlkit.display import require_display
 from rlkit.errors import UserError, run_command
-from rlkit.rl.experiments.play import MODES, Player, dry_run, play
-from rlkit.rl.learners.policy_export import find_policies, load_policy
-from rlkit.rl.loops.world_model_training import load_world_model
+from rlkit.rl.experiments.play import MODES, Player, dry_run, loading_canvas, open_player_window, play
 from rlkit.video import write_mp4
 
 
@@ -58,7 +56,8 @@ def main(argv):
         require_display("--dry_run plays a few steps without one (--video_dir records them)")
     hparams = cli.load_hparams(FLAGS, run_dirs=[FLAGS.wm_dir, FLAGS.policy_dir])
     model = store = policy = None
-    # Everything is loaded and checked before a window opens.
+    # What the flags and the set say is checked first; then the window opens, saying what loads
+    # (TensorFlow, the world model and the policy take seconds, more on a loaded machine).
     if FLAGS.mode != "real":
         if not FLAGS.wm_dir:
             raise UserError(f"--mode={FLAGS.mode} needs --wm_dir (the world_model/ dir of a run)")
@@ -66,12 +65,21 @@ def main(argv):
             raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
                             "hold its world model")
         check_image_game(hparams.game, "world models")
+    if FLAGS.mode == "simulated" and not FLAGS.episodes_data_dir:
+        raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")
+    loading = " and ".join(what for what, wanted in (("the world model", FLAGS.mode != "real"),
+                                                      ("the policy", bool(FLAGS.policy_dir))) if wanted) or "the game"
+    logging.info("Loading %s ...", loading)
+    screen = None
+    if not FLAGS.dry_run:
+        screen = open_player_window(loading_canvas(FLAGS.mode, frame_shape(hparams), FLAGS.zoom, loading), hparams.game)
+    from rlkit.rl.learners.policy_export import find_policies, load_policy  # TensorFlow loads here
+    from rlkit.rl.loops.world_model_training import load_world_model
+    if FLAGS.mode != "real":
         action_space, _ = action_space_of(hparams)
         model = load_world_model(hparams.world_model, gcs.local_input(FLAGS.wm_dir), frame_shape(hparams),
                                  int(action_space.n), pixel_values(hparams))
     if FLAGS.mode == "simulated":
-        if not FLAGS.episodes_data_dir:
-            raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")
         epochs = None if FLAGS.epoch is None else [FLAGS.epoch]
         store = FrameStore(gcs.local_input(FLAGS.episodes_data_dir), epochs)
     if FLAGS.policy_dir:
@@ -83,7 +91,7 @@ def main(argv):
         logging.info("Dry run: %d steps; the last frame numbers: %s", len(player.recorded),
                      ", ".join(c.header() for c in (player.simulated, player.real) if c is not None))
     else:
-        play(player, FLAGS.fps)
+        play(player, FLAGS.fps, screen=screen)
     if FLAGS.video_dir and player.recorded:
         with gcs.local_output(FLAGS.video_dir) as video_dir:
             path = os.path.join(video_dir, f"player_{hparams.game.replace('/', '_')}_{FLAGS.mode}.mp4")

@@ -33,8 +33,8 @@ from absl import flags
 from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, asked_episodes,
-                                          counted_runs, evaluation_spread, evaluations, final_evaluations,
-                                          long_evaluation)
+                                          code_versions, counted_runs, evaluation_spread, evaluations,
+                                          final_evaluations, long_evaluation)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -158,7 +158,7 @@ def game_rows(archive_dir, game):
             note += f" ({long_episodes:,} episodes)"
         rows.append([game, label, f"{len(finals)}{note}", mean_interval(finals), mean_interval(greedy),
                      noise(finals, errors), f"{int(np.mean(steps)):,}" if prefix != "random" else "—",
-                     duration(np.mean(seconds)) if seconds else "—"])
+                     duration(np.mean(seconds)) if seconds else "—", code_versions(counted)])
     return rows, world_models, evaluated
 
 
@@ -363,7 +363,8 @@ def main(argv):
         if evaluated:
             figures.append((game, draw(evaluated, game, FLAGS.docs)))
     text = [markdown_table(["game", "method", "runs", "return, temperature 1", "return, temperature 0",
-                            "evaluation SE / seed std", "real steps", "wall time per run"], rows), "",
+                            "evaluation SE / seed std", "real steps", "wall time per run", "code (commits)"],
+                           rows), "",
             "World models of the SimPLe runs, on the held-out collection after their last epoch (reward accuracy: "
             "SimPLe's, the share of 128 rollouts whose predicted cumulative reward is right after N steps):", "",
             markdown_table(["game", "run", "epoch", "pixel accuracy", "reward accuracy at 12", "at 50"],

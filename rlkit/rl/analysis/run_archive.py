@@ -19,7 +19,8 @@ import numpy as np
 from rlkit.rl.experiments import curves
 
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"  # a run's main return: temperature 1
-RUN_FILES = ("hparams.json", "run.json", "command.txt", "summary.json")  # summary.json: the random baseline's
+# summary.json: the random baseline's; provenance.json: the code that made the run (rlkit.provenance)
+RUN_FILES = ("hparams.json", "run.json", "command.txt", "summary.json", "provenance.json")
 EVAL_DIRS = ("eval_metrics", "eval")  # the loop's and the model-free trainer's evaluation events
 LONG_EVALUATION = "long_eval.json"
 # The final evaluation's spread over its episodes, where the run recorded it (since the
@@ -169,6 +170,24 @@ def final_evaluations(runs):
 def last_evaluations(runs):
     """(returns at temperature 1, standard errors or None) of `runs`' last evaluations during the run."""
     return [evaluations(run)[-1][1] for run in runs], [evaluation_error(run) for run in runs]
+
+
+def code_versions(runs):
+    """What a cell says of the code that made `runs`: their commits in order of first use
+    (`rlkit.provenance.describe`: a '+changes' suffix where the tree had uncommitted changes),
+    'mixed: ' before them where the runs (or one resumed run) came from more than one, and
+    'not recorded' for runs made before runs recorded it."""
+    from rlkit import provenance
+
+    versions, unrecorded = [], 0
+    for run in runs:
+        records = provenance.read(run)
+        unrecorded += not records
+        versions += [v for v in (provenance.describe(r) for r in records) if v not in versions]
+    if not versions:
+        return "not recorded"
+    described = ", ".join(versions) + (f", {unrecorded} not recorded" if unrecorded else "")
+    return ("mixed: " if len(versions) + bool(unrecorded) > 1 else "") + described
 
 
 def long_evaluation(run):

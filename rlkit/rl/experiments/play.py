@@ -3,18 +3,19 @@ stepped with the keyboard (`python -m rlkit.rl.player` is the command; its docst
 the keys and modes)."""
 
 import numpy as np
+from absl import logging
 
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import action_space_of, make_batch_env
 from rlkit.display import open_window
 from rlkit.errors import UserError
-from rlkit.models.world_model import imagine
 from rlkit.video import text_strip, with_header
 
 MODES = ("sim_and_real", "simulated", "real")
 DIFFERENCE_THRESHOLD = 10
 COLUMN_GAP = 2  # black pixels (before zoom) between the columns
 KEYS_HELP = "W/A/S/D move, space fire, N no-op, R reset, X resync, C real-time, P policy, Q quit"
+DIFFERENCE_TITLE = "difference |model - real|"
 
 
 def action_for(pressed, action_meanings):
@@ -129,6 +130,7 @@ class Player:
             action = self.policy_action() if self.policy_control else action_for(self.held, self.action_meanings)
         actions = np.array([action], np.int64)
         if self.simulated is not None:
+            from rlkit.models.world_model import imagine  # TensorFlow's; loaded with the world model
             frames, rewards, _, _, self.state = imagine(self.model, self.simulated.history[None, -self.model_context:],
                                                         actions[:, None], self.state)
             self.simulated.add(frames[0, 0], rewards[0, 0])
@@ -141,28 +143,55 @@ class Player:
 
     def canvas(self):
         """The window's pixels [H, W, 3]: the columns under their headers, then the status lines."""
-        columns = [c for c in (self.simulated, self.real) if c is not None]
-        images = [with_header(c.frame, c.header(), self.zoom) for c in columns]
+        columns = [(c.frame, c.header()) for c in (self.simulated, self.real) if c is not None]
         if len(columns) == 2:
-            difference = difference_image(self.simulated.frame, self.real.frame)
-            images.append(with_header(difference, "difference |model - real|", self.zoom))
-        gap = np.zeros((images[0].shape[0], COLUMN_GAP * self.zoom, 3), np.uint8)
-        top = np.concatenate([part for image in images for part in (gap, image)][1:], axis=1)
+            columns.append((difference_image(self.simulated.frame, self.real.frame), DIFFERENCE_TITLE))
         control = "policy plays" if self.policy_control else "you play"
         timing = "waiting for a key" if self.waiting else "real time"
-        status = text_strip([f"{self.mode} | {timing} | {control}", KEYS_HELP], top.shape[1], self.zoom,
-                            scale=0.25)
-        return np.concatenate([top, status], axis=0)
+        return compose(columns, [f"{self.mode} | {timing} | {control}", KEYS_HELP], self.zoom)
 
 
-def play(player, fps, max_frames=None):
-    """The pygame event loop: keys drive the player; returns when Q/Esc or the window closes."""
+def compose(columns, status, zoom):
+    """A window's pixels [H, W, 3]: (frame, header) columns side by side, then the status lines."""
+    images = [with_header(frame, header, zoom) for frame, header in columns]
+    gap = np.zeros((images[0].shape[0], COLUMN_GAP * zoom, 3), np.uint8)
+    top = np.concatenate([part for image in images for part in (gap, image)][1:], axis=1)
+    return np.concatenate([top, text_strip(status, top.shape[1], zoom, scale=0.25)], axis=0)
+
+
+def loading_canvas(mode, frame_shape, zoom, what):
+    """The window while its models load: the columns it will show, blank, the same size, and a
+    status line saying what is loading."""
+    blank = np.zeros(frame_shape, np.uint8)
+    titles = {"sim_and_real": ["model", "real", DIFFERENCE_TITLE], "simulated": ["model"], "real": ["real"]}[mode]
+    return compose([(blank, title) for title in titles], [f"loading {what} ...", KEYS_HELP], zoom)
+
+
+def show(screen, canvas):
+    import pygame
+
+    pygame.surfarray.blit_array(screen, canvas.transpose(1, 0, 2))
+    pygame.display.flip()
+    pygame.event.pump()  # the window manager sees a live window while the models load
+
+
+def open_player_window(canvas, game):
+    """The player's window, showing `canvas` (its size the window's)."""
+    screen = open_window(canvas.shape[1], canvas.shape[0], f"rlkit player: {game}")
+    show(screen, canvas)
+    return screen
+
+
+def play(player, fps, max_frames=None, screen=None):
+    """The pygame event loop: keys drive the player; returns when Q/Esc or the window closes.
+    `screen`: the window already open (showing what loads), else one is opened."""
     import pygame
 
     directions = {pygame.K_w: "UP", pygame.K_s: "DOWN", pygame.K_a: "LEFT", pygame.K_d: "RIGHT",
                   pygame.K_SPACE: "FIRE"}
     canvas = player.canvas()
-    screen = open_window(canvas.shape[1], canvas.shape[0], f"rlkit player: {player.hparams.game}")
+    if screen is None or screen.get_size() != (canvas.shape[1], canvas.shape[0]):
+        screen = open_player_window(canvas, player.hparams.game)
     clock = pygame.time.Clock()
     frames = 0
     running = True
@@ -200,6 +229,8 @@ def play(player, fps, max_frames=None):
             player.recorded.append(canvas)
         pygame.surfarray.blit_array(screen, canvas.transpose(1, 0, 2))
         pygame.display.flip()
+        if not frames:
+            logging.info("Playing: %s", KEYS_HELP)
         frames += 1
         clock.tick(fps)
     return screen
