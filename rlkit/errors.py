@@ -3,7 +3,7 @@
 Commands run their `main` through `run_command`, which prints a `UserError` as a single line
 and exits non-zero, turns Ctrl-C and SIGTERM into one line saying how to resume, and a write
 that ran out of space (a full disk or quota, a read-only remount) into one line saying what
-could not be written; anything else is a bug and keeps its traceback.
+could not be written; anything else is a bug: its traceback, and exit status 1.
 """
 
 import atexit
@@ -16,6 +16,7 @@ import re
 import signal
 import sys
 import threading
+import traceback
 
 from absl import app, logging
 
@@ -187,8 +188,9 @@ def run_command(main):
             if _stop_asked:
                 _report_stop(_stop_asked[0])
             failed = out_of_space(e)
-            if failed is None:
-                raise
+            if failed is None:  # a bug: its traceback, then out without the interpreter's teardown,
+                traceback.print_exc()  # where ALE's bindings would report the envs still open as leaks
+                _exit_now(1)
             _quiet_shutdown()
             where = f" to resume the run in {_run_in_progress}" if _run_in_progress else ""
             print(f"error: could not write {failed[0]}: {failed[1]}; free some space (or make the filesystem "

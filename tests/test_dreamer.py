@@ -305,3 +305,51 @@ def test_the_reward_head_learns_tanh_of_the_games_rewards_where_the_set_says_so(
         rewards, raw = batches[0]["rewards"], batches[0]["raw_rewards"]
         assert raw.any()  # sequences drawn to hold a rewarded step
         np.testing.assert_allclose(rewards, target(raw), rtol=1e-6)
+
+
+def test_offline_data_of_another_frame_size_is_one_line_and_writes_nothing(rlmb_tiny_run, cli, tmp_path):
+    """README's demo run stores Pong at 52x40; dreamer_v2_tiny on Pong asks for 105x80."""
+    run_dir, _ = rlmb_tiny_run
+    out = tmp_path / "offline"
+    refused = cli(TRAINER, *TINY, "--hparams=game=pong", f"--offline_data_dir={run_dir}/data", f"--output_dir={out}")
+    assert refused.returncode == 2
+    assert_one_line_error(refused, "holds frames of 52x40x3", "frames are 105x80x3",
+                          "add --hparams=frame_height=52,frame_width=40")
+    assert "leaked" not in refused.stderr and not out.exists()
+    # The named override makes them agree: a Dreamer world model learns from a SimPLe run's data.
+    trained = cli(TRAINER, *TINY, "--hparams=game=pong,frame_height=52,frame_width=40",
+                  f"--offline_data_dir={run_dir}/data", f"--output_dir={out}")
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert "leaked" not in trained.stderr
+    assert json.load(open(out / "eval_metrics" / "step_120.json"))["gradient_steps"] == 6
+
+
+def test_a_world_model_and_data_of_other_games_are_one_line(rlmb_tiny_run, dreamer_run, cli, tmp_path):
+    """A Pong world model stepped from MinAtar data, in each command that pairs them."""
+    pong, _ = rlmb_tiny_run
+    minatar, _ = dreamer_run
+    for module, args in [("rlkit.rl.evaluator", ["--mode=model", f"--eval_metrics_dir={tmp_path / 'eval'}",
+                                                 f"--data_dir={minatar}/data"]),
+                         ("rlkit.rl.player", ["--mode=simulated", "--dry_run", f"--episodes_data_dir={minatar}/data"]),
+                         ("rlkit.rl.analysis.check_episode_ends", [f"--data_dir={minatar}/data"])]:
+        result = cli(module, f"--wm_dir={pong}/world_model", *args)
+        assert_one_line_error(result, f"{minatar}/data holds frames of 10x10x4 (minatar/breakout",
+                              "pong frames are 52x40x3")
+    assert not (tmp_path / "eval").exists()
+    result = cli("rlkit.rl.analysis.check_rewards", f"--run={pong}", f"--wm_dir={minatar}/world_model")
+    assert_one_line_error(result, "holds frames of 52x40x3 (pong", "minatar/breakout frames are 10x10x4")
+
+
+def test_a_bug_ends_with_its_traceback_and_no_binding_leak_report():
+    """A command that fails for a bug with an ALE env open and TensorFlow loaded: nanobind listed
+    the env's functions as leaked at the interpreter's teardown."""
+    script = ("from rlkit.errors import run_command\n"
+              "from rlkit.data_generators.atari import AtariBatchEnv\n"
+              "def main(argv):\n"
+              "    import tensorflow\n"
+              "    env = AtariBatchEnv('pong', 2)\n"
+              "    raise RuntimeError('a bug')\n"
+              "run_command(main)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "Traceback" in result.stderr and "RuntimeError: a bug" in result.stderr
+    assert "leaked" not in result.stderr, result.stderr[-2000:]

@@ -9,11 +9,14 @@ per-env gymnasium wrappers are the swappable part, set with gin:
 Configuring any wrapper runs Atari through gymnasium instead of the native vector env.
 """
 
+import json
+import os
+
 import gin
 import gymnasium as gym
 
 from rlkit.data_generators.atari import AtariBatchEnv, atari_games, is_atari_game
-from rlkit.data_generators import minatar
+from rlkit.data_generators import minatar, storage
 from rlkit.data_generators.gym_env import GymBatchEnv, gym_atari_batch_env, gymnasium_ids
 from rlkit.errors import UserError, did_you_mean
 
@@ -63,6 +66,41 @@ def frame_shape(hparams):
     if minatar.is_minatar_game(hparams.game):
         return minatar.frame_shape(hparams.game)
     return (hparams.frame_height, hparams.frame_width, 1 if hparams.grayscale else 3)
+
+
+def _shape_text(shape):
+    return "x".join(str(n) for n in shape)
+
+
+def check_stored_data(hparams, data_dir, source, remedy=None):
+    """Refuses, in one line and before anything is written, stored data (a run's data/, collect's
+    output) whose frames or actions do not fit the game `hparams` describe: a model built for
+    them would break on the first batch. `source` says where the data was named (a flag);
+    `remedy`, what to do instead (by default: the override that makes a set's frames fit)."""
+    stored = storage.stored_frame_shape(data_dir)
+    if stored is None:
+        return  # nothing readable: the command's own reading says so
+    saved = os.path.join(os.path.dirname(os.path.normpath(data_dir)), "hparams.json")
+    data_game = json.load(open(saved)).get("game") if os.path.exists(saved) else None
+    from_game = f" ({data_game}, says its run's hparams.json)" if data_game else ""
+    wanted = frame_shape(hparams) if is_image_game(hparams.game) else spaces_of(hparams)[0].shape
+    if tuple(stored) != tuple(wanted):
+        if data_game and data_game != hparams.game:
+            fix = f"train on data of {hparams.game}, or add --hparams=game={data_game}"
+        elif is_atari_game(hparams.game) and len(stored) == 3 and stored[2] in (1, 3):
+            overrides = [f"frame_height={stored[0]}", f"frame_width={stored[1]}"]
+            if stored[2] != wanted[2]:
+                overrides.append(f"grayscale={stored[2] == 1}")
+            fix = "add --hparams=" + ",".join(overrides) + " so the set's frames are the stored ones"
+        else:
+            fix = f"train on data of {hparams.game}"
+        raise UserError(f"{source}={data_dir} holds frames of {_shape_text(stored)}{from_game}, but the set's "
+                        f"{hparams.game} frames are {_shape_text(wanted)}: {remedy or fix}")
+    largest = storage.largest_stored_action(data_dir)
+    actions = action_space_of(hparams)[0]
+    if largest is not None and hasattr(actions, "n") and largest >= actions.n:
+        raise UserError(f"{source}={data_dir} holds action {largest}{from_game}, but {hparams.game} has "
+                        f"{actions.n} actions (0-{actions.n - 1}): {remedy or f'train on data of {hparams.game}'}")
 
 
 def pixel_values(hparams):

@@ -84,6 +84,37 @@ def shard_num_steps(path):
     return _read_fields(path, ["dones"])["dones"].size
 
 
+def stored_frame_shape(data_dir):
+    """The shape of one stored step's frames ((H, W, C), or (D,) for vectors) in the first readable
+    shard of `data_dir`, read from the array's header alone; None where no shard is readable."""
+    for path in list_shards(data_dir):
+        try:
+            with np.load(path, allow_pickle=False) as npz, npz.zip.open("frames.npy") as f:
+                version = np.lib.format.read_magic(f)
+                shape, _, _ = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)(f)
+            return tuple(shape[2:])
+        except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile):
+            continue
+    return None
+
+
+def largest_stored_action(data_dir):
+    """The largest discrete action stored in `data_dir`'s readable shards (None for continuous
+    actions or no data): reads the actions alone."""
+    largest = None
+    for path in list_shards(data_dir):
+        try:
+            actions = _read_fields(path, ["actions"])["actions"]
+        except ValueError:
+            continue
+        if not np.issubdtype(actions.dtype, np.integer):
+            return None
+        if actions.size:
+            largest = max(int(actions.max()), -1 if largest is None else largest)
+    return largest
+
+
 def set_aside(path, error):
     """Reports a damaged shard once and renames it to *.damaged, so that from now on every
     reader skips it and its steps count as not stored."""

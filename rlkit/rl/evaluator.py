@@ -21,6 +21,7 @@ import os
 from absl import flags, logging
 
 from rlkit import cli, gcs
+from rlkit.data_generators.make_env import check_stored_data
 from rlkit.errors import UserError, run_command
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams.env_sets import add_eval_hparams
@@ -75,6 +76,9 @@ def main(argv):
                         "hold its world model")
     policy_dir, wm_dir, data_dir = (gcs.local_input(path) if path else None
                                     for path in (FLAGS.policy_dir, FLAGS.wm_dir, FLAGS.data_dir))
+    if data_dir:  # a world model of the run's frames steps from these: they must be its game's
+        check_stored_data(hparams, data_dir, "--data_dir", remedy=f"give the data/ dir of a {hparams.game} run "
+                          f"with the world model's frames")
     try:
         data_epochs = [int(e) for e in FLAGS.data_epochs] if FLAGS.data_epochs else None
     except ValueError:

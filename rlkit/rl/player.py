@@ -26,7 +26,8 @@ from absl import flags, logging
 
 from rlkit import cli, gcs
 from rlkit.data_generators.frame_store import FrameStore
-from rlkit.data_generators.make_env import action_space_of, check_image_game, frame_shape, pixel_values
+from rlkit.data_generators.make_env import (action_space_of, check_image_game, check_stored_data, frame_shape,
+                                            pixel_values)
 from rlkit.display import require_display
 from rlkit.errors import UserError, run_command
 from rlkit.rl.experiments.play import MODES, Player, dry_run, loading_canvas, open_player_window, play
@@ -65,8 +66,11 @@ def main(argv):
             raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
                             "hold its world model")
         check_image_game(hparams.game, "world models")
-    if FLAGS.mode == "simulated" and not FLAGS.episodes_data_dir:
-        raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")
+    if FLAGS.mode == "simulated":
+        if not FLAGS.episodes_data_dir:
+            raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")
+        check_stored_data(hparams, gcs.local_input(FLAGS.episodes_data_dir), "--episodes_data_dir",
+                          remedy=f"give the data/ dir of a {hparams.game} run with the world model's frames")
     loading = " and ".join(what for what, wanted in (("the world model", FLAGS.mode != "real"),
                                                       ("the policy", bool(FLAGS.policy_dir))) if wanted) or "the game"
     logging.info("Loading %s ...", loading)

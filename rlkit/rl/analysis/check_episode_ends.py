@@ -23,6 +23,7 @@ from absl import flags
 
 from rlkit import cli
 from rlkit.data_generators.frame_store import FrameStore
+from rlkit.data_generators.make_env import check_stored_data
 from rlkit.errors import UserError, run_command
 from rlkit.models.world_model import end_target, imagine
 from rlkit.rl.analysis.check_rewards import ranked_above, real_steps
@@ -64,6 +65,9 @@ def main(argv):
     if not FLAGS.data_dir:
         raise UserError("--data_dir is required: " + FLAGS["data_dir"].help)
     hparams = cli.find_saved_hparams(FLAGS.wm_dir)  # a world model's own, or its loop run's
+    if "game" in hparams:  # a loop run's world model: the data must have its game's frames
+        check_stored_data(hparams, FLAGS.data_dir, "--data_dir",
+                          remedy=f"give the data/ dir of a {hparams.game} run with the world model's frames")
     hparams = hparams.world_model if "world_model" in hparams else hparams
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
     store = FrameStore(FLAGS.data_dir, epochs)

@@ -31,6 +31,7 @@ from absl import logging
 
 from rlkit.data_generators.make_env import (
     check_game,
+    check_stored_data,
     frame_shape,
     is_image_game,
     make_batch_env,
@@ -319,3 +320,5 @@ def check_names(hparams):
     if hparams.frame_stack_size != 1:
         raise UserError(f"frame_stack_size={hparams.frame_stack_size}: Dreamer's recurrent state replaces frame "
                         "stacks; use frame_stack_size=1")
+    if hparams.offline_data_dir:
+        check_stored_data(hparams, hparams.offline_data_dir, "--offline_data_dir")

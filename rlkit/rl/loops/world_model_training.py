@@ -140,6 +140,7 @@ def load_loop_run(run_dir, data_epochs=None, wm_dir=None):
     from rlkit.data_generators.frame_store import FrameStore
     from rlkit.data_generators.make_env import (
         action_space_of,
+        check_stored_data,
         frame_shape,
         pixel_values,
     )
@@ -148,6 +149,9 @@ def load_loop_run(run_dir, data_epochs=None, wm_dir=None):
     action_space, meanings = action_space_of(hparams)
     if wm_dir:
         model_hparams = cli.find_saved_hparams(wm_dir)  # a world model's own, or its loop run's
+        if "game" in model_hparams:  # a loop run's: its frames must be the run's data's
+            check_stored_data(model_hparams, os.path.join(run_dir, "data"), "--run",
+                              remedy=f"check a world model of {hparams.game} (--wm_dir), or a run of {model_hparams.game}")
         model_hparams = model_hparams.world_model if "world_model" in model_hparams else model_hparams
     elif "world_model" in hparams:
         model_hparams = hparams.world_model
