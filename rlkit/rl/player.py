@@ -56,7 +56,7 @@ def main(argv):
     if not FLAGS.dry_run:
         require_display("--dry_run plays a few steps without one (--video_dir records them)")
     hparams = cli.load_hparams(FLAGS, run_dirs=[FLAGS.wm_dir, FLAGS.policy_dir])
-    model = store = policy = None
+    model = store = policy = episodes_dir = None
     # What the flags and the set say is checked first; then the window opens, saying what loads
     # (TensorFlow, the world model and the policy take seconds, more on a loaded machine).
     if FLAGS.mode != "real":
@@ -69,7 +69,8 @@ def main(argv):
     if FLAGS.mode == "simulated":
         if not FLAGS.episodes_data_dir:
             raise UserError("--mode=simulated needs --episodes_data_dir (the data/ dir of a run)")
-        check_stored_data(hparams, gcs.local_input(FLAGS.episodes_data_dir), "--episodes_data_dir",
+        episodes_dir = gcs.local_input(FLAGS.episodes_data_dir)
+        check_stored_data(hparams, episodes_dir, "--episodes_data_dir",
                           remedy=f"give the data/ dir of a {hparams.game} run with the world model's frames")
     loading = " and ".join(what for what, wanted in (("the world model", FLAGS.mode != "real"),
                                                       ("the policy", bool(FLAGS.policy_dir))) if wanted) or "the game"
@@ -85,7 +86,7 @@ def main(argv):
                                  int(action_space.n), pixel_values(hparams))
     if FLAGS.mode == "simulated":
         epochs = None if FLAGS.epoch is None else [FLAGS.epoch]
-        store = FrameStore(gcs.local_input(FLAGS.episodes_data_dir), epochs)
+        store = FrameStore(episodes_dir, epochs)
     if FLAGS.policy_dir:
         path = find_policies(gcs.local_input(FLAGS.policy_dir), all_epochs=False)[-1][1]
         policy = load_policy(path, (hparams.frame_stack_size,) + frame_shape(hparams), action_space_of(hparams)[0])
