@@ -195,3 +195,24 @@ def test_a_stop_at_any_moment_stops_every_run_it_started(tmp_path):
         else:
             assert (returncode, last_line) == (130, "stopped; rerun the same command to resume the runs")
         assert not unaccounted  # each run started was stopped, ended or failed
+
+
+def test_the_ppo_fidelity_experiment_runs_each_game_seed_and_variant_once(tmp_path):
+    """scripts/ppo_fidelity_experiment.sh with a stand-in python that records its arguments and
+    makes the output dir: 5 games x 10 tuning seeds x 2 PPO variants, and a rerun skips them all."""
+    stub = tmp_path / "python"
+    record = tmp_path / "started"
+    stub.write_text(f"#!/usr/bin/env bash\necho \"$*\" >> {record}\nfor a in \"$@\"; do case $a in "
+                    "--output_dir=*) mkdir -p \"${a#--output_dir=}\";; esac; done\n")
+    stub.chmod(0o755)
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "ppo_fidelity_experiment.sh")
+    for _ in range(2):
+        result = subprocess.run(["bash", script, str(tmp_path / "runs")], capture_output=True, text=True, timeout=120,
+                                env=dict(os.environ, PYTHON=str(stub)))
+        assert result.returncode == 0, result.stderr
+    started = record.read_text().splitlines()
+    assert len(started) == len(set(started)) == 100
+    simple = [line for line in started if "ppo.advantage_normalization=rollout" in line]
+    assert len(simple) == 50 and all("ppo.adam_beta1=0.85" in line for line in simple)
+    assert {line.split("--seed=")[1].split()[0] for line in started} == {str(s) for s in range(100, 110)}
+    assert all("--hparams_set=rlmf_minatar" in line for line in started)
