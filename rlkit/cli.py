@@ -182,7 +182,8 @@ def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS obj
 def locked_output(path):
     """A local directory for output `path` (for gs://, synced with its bucket), its lock
     (rlkit.run_lock) held meanwhile: what a command that writes outside a run dir, such as the
-    evaluator's metrics, writes into; its code's record (rlkit.provenance) is added once the command's block is done."""
+    evaluator's metrics, writes into; its code's record (rlkit.provenance) is added once the
+    command's block is done."""
     run_lock.probe(path)
     with contextlib.ExitStack() as stack:
         if gcs.is_remote(path):

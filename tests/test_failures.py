@@ -115,9 +115,9 @@ runpy.run_module("rlkit.rl.collect", run_name="__main__", alter_sys=True)
 
 def test_a_full_disk_stops_with_one_line_leaves_no_partial_file_and_the_rerun_resumes(cli, tmp_path):
     out = tmp_path / "run"
-    # Files 1-4 are the run's own (hparams.json, run.json, command.txt, operative_config.gin), then
-    # one shard per 50 steps: the third shard meets the full disk.
-    full = subprocess.run([sys.executable, "-c", FULL_DISK.replace("{after}", "7"), *COLLECT_FLAGS,
+    # Files 1-5 are the run's own (hparams.json, run.json, command.txt, provenance.json,
+    # operative_config.gin), then one shard per 50 steps: the third shard meets the full disk.
+    full = subprocess.run([sys.executable, "-c", FULL_DISK.replace("{after}", "8"), *COLLECT_FLAGS,
                            f"--output_dir={out}"], capture_output=True, text=True, timeout=120)
     assert full.returncode == 74, full.stderr[-3000:]
     assert_one_line_error(full, "could not write ", "shard_00002.npz: No space left on device",
@@ -215,10 +215,10 @@ def test_a_second_writer_is_refused_before_tensorflow_loads(tmp_path):
         result = subprocess.run([sys.executable, "-X", "importtime", "-m", "rlkit.rl.trainer_model_based",
                                  "--hparams_set=rlmb_minatar_ends", "--hparams=game=minatar/breakout",
                                  f"--output_dir={out}"], capture_output=True, text=True, timeout=120)
+        assert os.listdir(out) == [LOCK_FILE]  # the probe wrote nothing
     imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     assert "rlkit.cli" in imported and not {"tensorflow", "keras"} & imported
     assert_one_line_error(result, f"{out} is being written by pid {os.getpid()}")
-    assert os.listdir(out) == [LOCK_FILE]  # the probe wrote nothing
 
 
 def test_the_full_disk_line_names_the_file_in_tensorflows_own_error_text():

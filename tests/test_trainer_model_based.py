@@ -250,7 +250,7 @@ def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_wit
     for line in (likeliest, expected):
         assert "real returns temperature " in line, line
 
-    shorter = "ppo.rollout_length=4,simulated_num_envs=8"
+    shorter = "ppo.rollout_length=4,ppo.minibatch_time_steps=4,simulated_num_envs=8"
     result = run_module("rlkit.rl.analysis.check_simulated_reward", f"--run={run_dir}", "--iterations=1", "--seeds=0",
                         f"--variants={shorter};ppo.rollout_lenght=4")
     assert_one_line_error(result, "rollout_lenght", "did you mean 'ppo.rollout_length'")

@@ -31,6 +31,11 @@ def list_hparams():
     return _SETS.names()
 
 
+def registered_function(name):
+    """The function registered as set `name`."""
+    return _SETS.get(name)
+
+
 def describe_hparams(name):
     """The first line of a set's docstring."""
     return _SETS.describe(name)
