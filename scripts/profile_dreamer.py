@@ -151,6 +151,7 @@ def main():
     for _ in range(draws):
         store.sequences(rng, hparams.world_model.batch_size, length)
     draw = (time.perf_counter() - start) / draws
+    agent.update(store.sequences(rng, hparams.world_model.batch_size, length))  # traced for the store's fields
     start = time.perf_counter()
     for _ in range(args.steps):
         drawn = store.sequences(rng, hparams.world_model.batch_size, length)
