@@ -160,7 +160,7 @@ class NextFrameStochasticDiscrete(keras.Model):
         losses = []
         for group in range(self.num_groups):
             output, state = self.prior_cell(lstm_input, state)
-            logits = self.prior_logits(self.prior_dropout(output, training=training))
+            logits = tf.cast(self.prior_logits(self.prior_dropout(output, training=training)), tf.float32)
             losses.append(tf.nn.sparse_softmax_cross_entropy_with_logits(targets[:, group], logits))
             lstm_input = embedded[:, group]
         return weighted_mean(tf.stack(losses, axis=1), weights)
@@ -171,7 +171,7 @@ class NextFrameStochasticDiscrete(keras.Model):
         groups = []
         for _ in range(self.num_groups):
             output, state = self.prior_cell(lstm_input, state)
-            logits = self.prior_logits(output)
+            logits = tf.cast(self.prior_logits(output), tf.float32)  # sampled in float32 under mixed precision
             seed = tf.cast(self.rng.make_seeds(1)[:, 0], tf.int32)
             sampled = tf.random.stateless_categorical(logits / tf.maximum(temperature, 1e-6), 1, seed,
                                                       dtype=tf.int32)[:, 0]
