@@ -216,3 +216,23 @@ def test_the_ppo_fidelity_experiment_runs_each_game_seed_and_variant_once(tmp_pa
     assert len(simple) == 50 and all("ppo.adam_beta1=0.85" in line for line in simple)
     assert {line.split("--seed=")[1].split()[0] for line in started} == {str(s) for s in range(100, 110)}
     assert all("--hparams_set=rlmf_minatar" in line for line in started)
+
+
+def test_the_dqn_tuning_runs_each_variant_on_tuning_seeds_only(tmp_path):
+    """scripts/dqn_minatar_tuning.sh with a stand-in python: 5 games x 3 variants x the seeds given
+    (100 and up by default), each once across a rerun."""
+    stub = tmp_path / "python"
+    record = tmp_path / "started"
+    stub.write_text(f"#!/usr/bin/env bash\necho \"$*\" >> {record}\nfor a in \"$@\"; do case $a in "
+                    "--output_dir=*) mkdir -p \"${a#--output_dir=}\";; esac; done\n")
+    stub.chmod(0o755)
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "dqn_minatar_tuning.sh")
+    for _ in range(2):
+        result = subprocess.run(["bash", script, str(tmp_path / "runs")], capture_output=True, text=True, timeout=120,
+                                env=dict(os.environ, PYTHON=str(stub)))
+        assert result.returncode == 0, result.stderr
+    started = record.read_text().splitlines()
+    assert len(started) == len(set(started)) == 30
+    assert {line.split("--seed=")[1].split()[0] for line in started} == {"100", "101"}
+    assert sum("dqn.prioritized=True" in line for line in started) == 10
+    assert sum("dqn.double=True" in line for line in started) == 20
