@@ -197,20 +197,25 @@ def test_a_stop_at_any_moment_stops_every_run_it_started(tmp_path):
         assert not unaccounted  # each run started was stopped, ended or failed
 
 
-def test_the_ppo_fidelity_experiment_runs_each_game_seed_and_variant_once(tmp_path):
-    """scripts/ppo_fidelity_experiment.sh with a stand-in python that records its arguments and
-    makes the output dir: 5 games x 10 tuning seeds x 2 PPO variants, and a rerun skips them all."""
-    stub = tmp_path / "python"
-    record = tmp_path / "started"
+def started_by(script, tmp_path, runs=2):
+    """The command lines `script RUNS` starts, run `runs` times, with a stand-in python that
+    records its arguments and makes the output dir (so a rerun finds each run there)."""
+    stub, record = tmp_path / "python", tmp_path / "started"
     stub.write_text(f"#!/usr/bin/env bash\necho \"$*\" >> {record}\nfor a in \"$@\"; do case $a in "
                     "--output_dir=*) mkdir -p \"${a#--output_dir=}\";; esac; done\n")
     stub.chmod(0o755)
-    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "ppo_fidelity_experiment.sh")
-    for _ in range(2):
-        result = subprocess.run(["bash", script, str(tmp_path / "runs")], capture_output=True, text=True, timeout=120,
+    path = os.path.join(os.path.dirname(__file__), "..", "scripts", script)
+    for _ in range(runs):
+        result = subprocess.run(["bash", path, str(tmp_path / "runs")], capture_output=True, text=True, timeout=120,
                                 env=dict(os.environ, PYTHON=str(stub)))
         assert result.returncode == 0, result.stderr
-    started = record.read_text().splitlines()
+    return record.read_text().splitlines()
+
+
+def test_the_ppo_fidelity_experiment_runs_each_game_seed_and_variant_once(tmp_path):
+    """scripts/ppo_fidelity_experiment.sh: 5 games x 10 tuning seeds x 2 PPO variants, and a rerun
+    skips them all."""
+    started = started_by("ppo_fidelity_experiment.sh", tmp_path)
     assert len(started) == len(set(started)) == 100
     simple = [line for line in started if "ppo.advantage_normalization=rollout" in line]
     assert len(simple) == 50 and all("ppo.adam_beta1=0.85" in line for line in simple)
@@ -219,19 +224,9 @@ def test_the_ppo_fidelity_experiment_runs_each_game_seed_and_variant_once(tmp_pa
 
 
 def test_the_dqn_tuning_runs_each_variant_on_tuning_seeds_only(tmp_path):
-    """scripts/dqn_minatar_tuning.sh with a stand-in python: 5 games x 3 variants x the seeds given
-    (100 and up by default), each once across a rerun."""
-    stub = tmp_path / "python"
-    record = tmp_path / "started"
-    stub.write_text(f"#!/usr/bin/env bash\necho \"$*\" >> {record}\nfor a in \"$@\"; do case $a in "
-                    "--output_dir=*) mkdir -p \"${a#--output_dir=}\";; esac; done\n")
-    stub.chmod(0o755)
-    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "dqn_minatar_tuning.sh")
-    for _ in range(2):
-        result = subprocess.run(["bash", script, str(tmp_path / "runs")], capture_output=True, text=True, timeout=120,
-                                env=dict(os.environ, PYTHON=str(stub)))
-        assert result.returncode == 0, result.stderr
-    started = record.read_text().splitlines()
+    """scripts/dqn_minatar_tuning.sh: 5 games x 3 variants x the seeds given (100 and up by
+    default), each once across a rerun."""
+    started = started_by("dqn_minatar_tuning.sh", tmp_path)
     assert len(started) == len(set(started)) == 30
     assert {line.split("--seed=")[1].split()[0] for line in started} == {"100", "101"}
     assert sum("dqn.prioritized=True" in line for line in started) == 10
