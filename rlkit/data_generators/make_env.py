@@ -81,7 +81,10 @@ def check_stored_data(hparams, data_dir, source, remedy=None):
     if stored is None:
         return  # nothing readable: the command's own reading says so
     saved = os.path.join(os.path.dirname(os.path.normpath(data_dir)), "hparams.json")
-    data_game = json.load(open(saved)).get("game") if os.path.exists(saved) else None
+    data_game = None
+    if os.path.exists(saved):
+        with open(saved) as f:
+            data_game = json.load(f).get("game")
     from_game = f" ({data_game}, says its run's hparams.json)" if data_game else ""
     wanted = frame_shape(hparams) if is_image_game(hparams.game) else spaces_of(hparams)[0].shape
     if tuple(stored) != tuple(wanted):
