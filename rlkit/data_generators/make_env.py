@@ -86,7 +86,8 @@ def check_stored_data(hparams, data_dir, source, remedy=None):
         with open(saved) as f:
             data_game = json.load(f).get("game")
     from_game = f" ({data_game}, says its run's hparams.json)" if data_game else ""
-    wanted = frame_shape(hparams) if is_image_game(hparams.game) else spaces_of(hparams)[0].shape
+    observation_space, actions, _ = spaces_of(hparams)  # one env, read once
+    wanted = frame_shape(hparams) if is_image_game(hparams.game) else observation_space.shape
     if tuple(stored) != tuple(wanted):
         if data_game and data_game != hparams.game:
             fix = f"train on data of {hparams.game}, or add --hparams=game={data_game}"
@@ -100,7 +101,6 @@ def check_stored_data(hparams, data_dir, source, remedy=None):
         raise UserError(f"{source}={data_dir} holds frames of {_shape_text(stored)}{from_game}, but the set's "
                         f"{hparams.game} frames are {_shape_text(wanted)}: {remedy or fix}")
     largest = storage.largest_stored_action(data_dir)
-    actions = action_space_of(hparams)[0]
     if largest is not None and hasattr(actions, "n") and largest >= actions.n:
         raise UserError(f"{source}={data_dir} holds action {largest}{from_game}, but {hparams.game} has "
                         f"{actions.n} actions (0-{actions.n - 1}): {remedy or f'train on data of {hparams.game}'}")
