@@ -44,7 +44,7 @@ def build(set_name, overrides=""):
     env = make_batch_env(hparams, hparams.num_envs)
     shape = frame_shape(hparams)
     agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, pixel_values(hparams),
-                         seed=0)
+                         seed=0, compute_dtype=hparams.compute_dtype)
     return hparams, env, shape, agent, random_batch(hparams, shape, np.random.default_rng(0))
 
 

@@ -85,6 +85,8 @@ def test_straight_through_samples_are_one_hot_with_the_probabilities_gradient():
                                rtol=1e-5, atol=1e-7)
     greedy = straight_through_sample(logits[:1], temperature=0).numpy()
     assert (greedy.argmax(-1) == 2).all()
+    tempered = straight_through_sample(logits, seed=(3, 4), temperature=0.5).numpy().reshape(-1, 4).mean(0)
+    np.testing.assert_allclose(tempered, probabilities ** 2 / (probabilities ** 2).sum(), atol=0.02)
 
 
 def minatar_windows(batch, length, channels=4, seed=0):
@@ -220,3 +222,100 @@ def test_the_dreamer_agent_updates_its_world_model_actor_and_critic_and_copies_t
     assert int(agent.updates) == 2
     assert all(np.array_equal(c.numpy(), t.numpy()) for c, t in zip(agent.critic.variables, agent.target_critic.variables))
     assert not all(np.array_equal(b, t.numpy()) for b, t in zip(target_before, agent.target_critic.variables))
+
+
+def observed_step_by_step(model, frames, actions, firsts, seed):
+    """RSSM.observe as a plain loop of the interface's steps (observe_step, advance and the prior
+    on each h): what observe's batched form must equal."""
+    embeddings = model.embed(frames)
+    h = model.initial_state(frames.shape[0])[0]
+    out = {name: [] for name in ("h", "z", "posterior_logits", "prior_logits", "h_after")}
+    for t in range(frames.shape[1]):
+        if t > 0:
+            h = tf.where(firsts[:, t, None], tf.zeros_like(h), out["h_after"][-1])
+        out["prior_logits"].append(model._logits(model.prior_net, h))
+        (h, z), logits = model.observe_step(h, embeddings[:, t], seed + t)
+        out["h"].append(h)
+        out["z"].append(z)
+        out["posterior_logits"].append(logits)
+        out["h_after"].append(model.advance((h, z), actions[:, t]))
+    return {name: tf.stack(values, 1) for name, values in out.items()}
+
+
+def test_observe_takes_the_steps_of_a_plain_loop_with_their_gradients():
+    hparams = create_hparams("rssm_minatar")  # the real sizes: batched matmuls round differently
+    model = get_model(hparams.model)(hparams, (10, 10, 4), 3, 2)
+    rng = np.random.default_rng(0)
+    frames = tf.constant((rng.random((3, 6, 10, 10, 4)) < 0.2).astype(np.uint8) * 255)
+    actions = tf.constant(rng.integers(3, size=(3, 6)), tf.int32)
+    firsts = tf.constant([[True, False, False, True, False, False]] * 3)
+    seed = tf.constant([3, 4])
+
+    def loss_of(states):  # every output, weighted so that each one's gradient counts
+        return sum(tf.reduce_sum(tf.sin(value) * (i + 1)) for i, value in enumerate(states.values()))
+
+    results = []
+    for observe in (model.observe, lambda *args: observed_step_by_step(model, *args)):
+        with tf.GradientTape() as tape:
+            states = observe(frames, actions, firsts, seed)
+            loss = loss_of({name: states[name] for name in sorted(states)})
+        results.append((states, tape.gradient(loss, model.trainable_variables)))
+    (batched, batched_gradients), (plain, plain_gradients) = results
+    assert sorted(batched) == sorted(plain)
+    for name in plain:
+        np.testing.assert_allclose(batched[name].numpy(), plain[name].numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    used = [(b, p) for b, p in zip(batched_gradients, plain_gradients) if p is not None]
+    assert len(used) >= 10 and all(b is not None for b, _ in used)
+    for b, p in used:
+        np.testing.assert_allclose(b.numpy(), p.numpy(), rtol=1e-3, atol=1e-5)
+
+
+def test_the_actors_batched_log_probabilities_and_gradient_are_those_of_its_sampling_calls():
+    from rlkit.rl.learners.dreamer import DreamerAgent
+
+    hparams, world_model = create_hparams("dreamer_actor_critic_minatar"), create_hparams("rssm_minatar")
+    agent = DreamerAgent(hparams, world_model, (10, 10, 4), gym.spaces.Discrete(3), 2, seed=0)
+    wm, rng = agent.world_model, np.random.default_rng(1)
+    start = (tf.constant(rng.normal(size=(8, world_model.deter_size)), tf.float32),
+             tf.one_hot(rng.integers(32, size=(8, 32)), 32))
+    seed_state = agent.seed.state.numpy()
+
+    def plain_imagine():  # log-probabilities kept from the calls that sampled the actions
+        state, features, log_probs, entropies = start, [wm.features(start)], [], []
+        for _ in range(hparams.horizon):
+            params = agent.actor(features[-1])
+            actions = tf.cast(tf.squeeze(tf.random.stateless_categorical(params, 1, agent.seed.make_seeds(1)[:, 0]), -1),
+                              tf.int32)
+            log_pi = tf.nn.log_softmax(params)
+            log_probs.append(tf.gather(log_pi, actions, batch_dims=1))
+            entropies.append(-tf.reduce_sum(tf.exp(log_pi) * log_pi, -1))
+            state, _ = wm.prior_step(state, actions)
+            features.append(wm.features(state))
+        return tf.stack(features), tf.stack(log_probs), tf.stack(entropies)
+
+    results = []
+    for imagine in (agent.imagine, lambda _: plain_imagine()):
+        tf.keras.utils.set_random_seed(5)  # the world model's samples alike
+        agent.seed.reset(seed_state)       # and the actor's
+        with tf.GradientTape() as tape:
+            features, log_probs, entropies = imagine(start)
+            loss = tf.reduce_sum(log_probs * tf.cos(features[:-1, :, 0])) + tf.reduce_sum(entropies)
+        results.append((features, log_probs, entropies, tape.gradient(loss, agent.actor.trainable_variables)))
+    for batched, plain in zip(*results):
+        for b, p in zip(tf.nest.flatten(batched), tf.nest.flatten(plain)):
+            np.testing.assert_allclose(b.numpy(), p.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_bfloat16_compute_gives_float32s_losses_within_its_sampling_noise():
+    from rlkit.rl.learners.dreamer import DreamerAgent
+
+    hparams, world_model = create_hparams("dreamer_actor_critic_minatar"), create_hparams("rssm_minatar")
+    features = minatar_windows(4, world_model.num_context_frames + world_model.num_target_frames)
+    losses = {}
+    for dtype in ("float32", "bfloat16"):
+        tf.keras.utils.set_random_seed(0)
+        agent = DreamerAgent(hparams, world_model, (10, 10, 4), gym.spaces.Discrete(3), 2, seed=0, compute_dtype=dtype)
+        losses[dtype] = agent.world_model.train_loss(features)[1]
+        assert all(v.dtype == tf.float32 for v in agent.world_model.trainable_variables)  # checkpoints alike
+    for name in ("image_loss", "kl", "reward_loss", "continue_loss"):
+        assert float(losses["bfloat16"][name]) == pytest.approx(float(losses["float32"][name]), rel=0.1), name

@@ -201,6 +201,10 @@ def _dreamer_loop(env, world_model, actor_critic):
         # clipped to their sign, other envs' as they are); "tanh", tanh of the game's rewards
         # (DreamerV2's Atari target, its configs' clip_rewards: tanh).
         reward_transform="env",
+        # What the networks' matmuls and convolutions compute in: "float32", or "bfloat16" (float32
+        # variables, states and losses) for CPUs with native bfloat16 (AMX, AVX512-BF16), where
+        # it is several times faster on large matmuls (docs/benchmarks.md).
+        compute_dtype="float32",
         replay_capacity=2_000_000,
         shard_steps=1000,        # steps per env in a replay shard; a checkpoint with each
         eval_every_steps=20_480,

@@ -68,6 +68,7 @@ KEYS_ADDED_LATER = [
     ("stoch_classes", "ending_window_share", 0.0),
     ("train_ratio", "rewarded_sequence_share", 0.0),          # Dreamer loops
     ("train_ratio", "reward_transform", "env"),
+    ("train_ratio", "compute_dtype", "float32"),
     ("clip_coef", "adam_beta1", 0.9),                         # PPO sets (issue 63: Keras's Adam before)
     ("clip_coef", "adam_beta2", 0.999),
     ("clip_coef", "adam_epsilon", 1e-7),

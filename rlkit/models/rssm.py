@@ -40,16 +40,21 @@ from rlkit.models.world_model import pixel_classes
 def straight_through_sample(logits, seed=None, temperature=1.0):
     """One-hot samples of categoricals `logits` [..., classes] whose gradient is the
     probabilities' (sample + probs - stop_gradient(probs)); temperature 0 takes the likeliest
-    class."""
+    class.
+
+    Sampled by inverse CDF: the first class whose cumulative probability passes a uniform draw.
+    TensorFlow's multinomial op took 3x as long on this CPU (docs/benchmarks.md), and the
+    world model and imagination draw from 512-2,048 categoricals at every step."""
     probabilities = tf.nn.softmax(logits)
     classes = logits.shape[-1]
     if temperature == 0:
         index = tf.argmax(logits, axis=-1)
     else:
-        flat = tf.reshape(logits / temperature, [-1, classes])
-        sample = (tf.random.stateless_categorical(flat, 1, seed) if seed is not None
-                  else tf.random.categorical(flat, 1))
-        index = tf.reshape(sample, tf.shape(logits)[:-1])
+        tempered = probabilities if temperature == 1 else tf.nn.softmax(logits / temperature)
+        shape = tf.concat([tf.shape(logits)[:-1], [1]], 0)
+        uniform = tf.random.stateless_uniform(shape, seed) if seed is not None else tf.random.uniform(shape)
+        passed = tf.cast(tf.math.cumsum(tempered, axis=-1) < uniform, tf.int32)
+        index = tf.minimum(tf.reduce_sum(passed, -1), classes - 1)  # a cumsum short of 1 by rounding
     one_hot = tf.one_hot(index, classes, dtype=probabilities.dtype)
     return one_hot + probabilities - tf.stop_gradient(probabilities)
 
@@ -148,14 +153,14 @@ class LayerNormGRU(layers.Layer):
     """DreamerV2's GRU cell: one dense layer over [input, h] for the three gates, layer-normed,
     the update gate's bias at -1 (so the state changes slowly at first)."""
 
-    def __init__(self, units, **kwargs):
+    def __init__(self, units, compute_dtype="float32", **kwargs):
         super().__init__(**kwargs)
         self.units = units
-        self.gates = layers.Dense(3 * units, use_bias=False)
+        self.gates = layers.Dense(3 * units, use_bias=False, dtype=policy(compute_dtype))
         self.norm = layers.LayerNormalization()
 
     def call(self, inputs, state):
-        parts = self.norm(self.gates(tf.concat([inputs, state], -1)))
+        parts = self.norm(tf.cast(self.gates(tf.concat([inputs, state], -1)), tf.float32))
         reset, candidate, update = tf.split(parts, 3, axis=-1)
         reset = tf.sigmoid(reset)
         candidate = tf.tanh(reset * candidate)
@@ -163,49 +168,63 @@ class LayerNormGRU(layers.Layer):
         return update * candidate + (1.0 - update) * state
 
 
-def mlp(units, num_layers, output, name):
-    return keras.Sequential([layers.Dense(units, activation="elu") for _ in range(num_layers)]
-                            + [layers.Dense(output)], name=name)
+def policy(compute_dtype):
+    """The Keras dtype policy of a layer computing in `compute_dtype`: float32, or bfloat16 with
+    float32 variables ("mixed_bfloat16"; the variables, and so checkpoints, are the same either way)."""
+    return {"float32": "float32", "bfloat16": "mixed_bfloat16"}[compute_dtype]
+
+
+def mlp(units, num_layers, output, name, compute_dtype="float32"):
+    """ELU layers, then a linear output layer in float32 (logits, means, values: what losses and
+    samplers read), whatever the hidden layers compute in."""
+    return keras.Sequential([layers.Dense(units, activation="elu", dtype=policy(compute_dtype))
+                             for _ in range(num_layers)] + [layers.Dense(output)], name=name)
 
 
 class RSSM(keras.Model):
     """The world model; see the module docstring. `frame_shape` (H, W, C), `num_actions` and
-    `pixel_values` come from the env it models."""
+    `pixel_values` come from the env it models. `compute_dtype` "bfloat16" computes the layers'
+    matmuls and convolutions in bfloat16 (float32 variables, outputs, states and losses): for CPUs
+    with native bfloat16 (AMX, AVX512-BF16), where it is several times float32's speed on large
+    matmuls (docs/benchmarks.md)."""
 
-    def __init__(self, hparams, frame_shape, num_actions, pixel_values):
+    def __init__(self, hparams, frame_shape, num_actions, pixel_values, compute_dtype="float32"):
         super().__init__(name="rssm")
         self.hparams, self.frame_shape = hparams, tuple(frame_shape)
         self.num_actions, self.pixel_values = num_actions, pixel_values
         self.groups, self.classes = hparams.stoch_groups, hparams.stoch_classes
         self.unimix = hparams.unimix
+        self.matmul_dtype = compute_dtype
+        dtype = policy(compute_dtype)
         self.vector = pixel_values == 0  # a gymnasium env's observation vectors, not frames
         if self.vector:
-            self.encoder = mlp(hparams.hidden_size, 1, hparams.hidden_size, "encoder")
-            self.decoder = mlp(hparams.hidden_size, 2, self.frame_shape[0], "decoder")
+            self.encoder = mlp(hparams.hidden_size, 1, hparams.hidden_size, "encoder", compute_dtype)
+            self.decoder = mlp(hparams.hidden_size, 2, self.frame_shape[0], "decoder", compute_dtype)
         else:
             self.encoder = keras.Sequential(
-                [layers.Conv2D(hparams.encoder_depth * 2 ** i, kernel, strides=stride, activation="elu")
+                [layers.Conv2D(hparams.encoder_depth * 2 ** i, kernel, strides=stride, activation="elu", dtype=dtype)
                  for i, (kernel, stride) in enumerate(zip(hparams.encoder_kernels, hparams.encoder_strides))]
                 + [layers.Flatten()], name="encoder")
-            self.decoder = self._decoder(hparams, *self.frame_shape)
-        self.state_input = layers.Dense(hparams.hidden_size, activation="elu", name="state_input")
-        self.gru = LayerNormGRU(hparams.deter_size, name="gru")
-        self.prior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "prior")
-        self.posterior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "posterior")
-        self.reward_head = mlp(hparams.head_units, hparams.head_layers, 1, "reward")
-        self.continue_head = mlp(hparams.head_units, hparams.head_layers, 1, "continue")
+            self.decoder = self._decoder(hparams, *self.frame_shape, dtype)
+        self.state_input = layers.Dense(hparams.hidden_size, activation="elu", name="state_input", dtype=dtype)
+        self.gru = LayerNormGRU(hparams.deter_size, compute_dtype, name="gru")
+        self.prior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "prior", compute_dtype)
+        self.posterior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "posterior", compute_dtype)
+        self.reward_head = mlp(hparams.head_units, hparams.head_layers, 1, "reward", compute_dtype)
+        self.continue_head = mlp(hparams.head_units, hparams.head_layers, 1, "continue", compute_dtype)
 
     @staticmethod
-    def _decoder(hparams, height, width, channels):
+    def _decoder(hparams, height, width, channels, dtype):
+        """The last layer in float32 (the frame's logits or means), the others in `dtype`."""
         if hparams.decoder_kernels:  # the paper's Atari decoder: 1x1 -> transposed convs to 64x64
             convs = [layers.Conv2DTranspose(hparams.encoder_depth * 2 ** (len(hparams.decoder_kernels) - i - 2), kernel,
-                                            strides=2, activation="elu")
+                                            strides=2, activation="elu", dtype=dtype)
                      for i, kernel in enumerate(hparams.decoder_kernels[:-1])]
-            return keras.Sequential([layers.Dense(32 * hparams.encoder_depth), layers.Reshape((1, 1, -1))] + convs
-                                    + [layers.Conv2DTranspose(channels, hparams.decoder_kernels[-1], strides=2)],
+            return keras.Sequential([layers.Dense(32 * hparams.encoder_depth, dtype=dtype), layers.Reshape((1, 1, -1))]
+                                    + convs + [layers.Conv2DTranspose(channels, hparams.decoder_kernels[-1], strides=2)],
                                     name="decoder")
         # Small frames (MinAtar's 10x10): features -> a map of the frame's size -> a 3x3 conv.
-        return keras.Sequential([layers.Dense(height * width * hparams.encoder_depth, activation="elu"),
+        return keras.Sequential([layers.Dense(height * width * hparams.encoder_depth, activation="elu", dtype=dtype),
                                  layers.Reshape((height, width, hparams.encoder_depth)),
                                  layers.Conv2D(channels, 3, padding="same")], name="decoder")
 
@@ -228,7 +247,7 @@ class RSSM(keras.Model):
         if actions.dtype.is_integer:
             actions = tf.one_hot(actions, self.num_actions)
         inputs = self.state_input(tf.concat([tf.reshape(z, [-1, self.groups * self.classes]), actions], -1))
-        return self.gru(inputs, h)
+        return self.gru(tf.cast(inputs, tf.float32), h)
 
     def prior_step(self, state, actions, temperature=1.0, seed=None):
         """The next state imagined from `state` and `actions`: (state, prior logits)."""
@@ -247,7 +266,7 @@ class RSSM(keras.Model):
         shape, rank = tf.shape(frames), len(self.frame_shape)
         scaled = tf.cast(frames, tf.float32) if self.vector else tf.cast(frames, tf.float32) / 255.0 - 0.5
         flat = tf.reshape(scaled, tf.concat([[-1], shape[-rank:]], 0))
-        embedded = self.encoder(flat)
+        embedded = tf.cast(self.encoder(flat), tf.float32)
         return tf.reshape(embedded, tf.concat([shape[:-rank], [embedded.shape[-1]]], 0))
 
     def observe(self, frames, actions, firsts=None, seed=None):
@@ -257,23 +276,49 @@ class RSSM(keras.Model):
 
         Returns a dict: the posterior states `h` [B, T, D] and `z` [B, T, G, K], their
         `posterior_logits` and `prior_logits` [B, T, G, K], and `h_after` [B, T, D], the
-        deterministic state after each action (h_after[t] is h[t + 1] unless an episode starts there)."""
+        deterministic state after each action (h_after[t] is h[t + 1] unless an episode starts there).
+
+        The same states as observe_step and advance taken step by step (tests/test_dreamer.py
+        holds them to it), with what does not depend on the recurrence taken out of the loop, as
+        one large matmul each instead of T small ones: the posterior's first layer on the
+        embeddings (its input is [h, embedding], so its kernel splits into an h part and an
+        embedding part) and the prior's logits (a function of h alone, not fed back)."""
         embeddings = self.embed(frames)
         batch, length = frames.shape[0] or tf.shape(frames)[0], frames.shape[1]
-        state = self.initial_state(batch)
-        out = {name: [] for name in ("h", "z", "posterior_logits", "prior_logits", "h_after")}
+        deter = self.hparams.deter_size
+        if not self.posterior_net.built:
+            self.posterior_net.build((None, deter + embeddings.shape[-1]))
+        first_layer, rest = self.posterior_net.layers[0], self.posterior_net.layers[1:]
+        compute = tf.as_dtype(self.matmul_dtype)
+        kernel = tf.cast(first_layer.kernel, compute)
+        from_embeddings = tf.einsum("bte,eu->btu", tf.cast(embeddings, compute), kernel[deter:])
+        # Per-step inputs unstacked once: a slice per step would cost a full-size gradient each.
+        from_embeddings = tf.unstack(tf.cast(from_embeddings, tf.float32) + first_layer.bias, axis=1)
+        step_actions = tf.unstack(actions, axis=1)
+        starts = None if firsts is None else tf.unstack(tf.cast(firsts, tf.bool)[:, :, None], axis=1)
+        h_kernel = kernel[:deter]
+        h = self.initial_state(batch)[0]
+        out = {name: [] for name in ("h", "z", "posterior_logits", "h_after")}
         for t in range(length):
-            h = state[0] if t == 0 else out["h_after"][-1]
-            if firsts is not None and t > 0:
-                h = tf.where(tf.cast(firsts[:, t, None], tf.bool), tf.zeros_like(h), h)
-            out["prior_logits"].append(self._logits(self.prior_net, h))
-            step_seed = None if seed is None else seed + t
-            state, logits = self.observe_step(h, embeddings[:, t], step_seed)
-            out["h"].append(state[0])
-            out["z"].append(state[1])
+            if t > 0:
+                h = out["h_after"][-1]
+                if starts is not None:
+                    h = tf.where(starts[t], tf.zeros_like(h), h)
+            from_h = tf.cast(tf.matmul(tf.cast(h, compute), h_kernel), tf.float32)
+            hidden = first_layer.activation(from_h + from_embeddings[t])
+            for layer in rest:
+                hidden = layer(hidden)
+            logits = uniform_mix(tf.reshape(hidden, [-1, self.groups, self.classes]), self.unimix)
+            z = straight_through_sample(logits, None if seed is None else seed + t)
+            out["h"].append(h)
+            out["z"].append(z)
             out["posterior_logits"].append(logits)
-            out["h_after"].append(self.advance(state, actions[:, t]))
-        return {name: tf.stack(values, 1) for name, values in out.items()}
+            out["h_after"].append(self.advance((h, z), step_actions[t]))
+        states = {name: tf.stack(values, 1) for name, values in out.items()}
+        hs = states["h"]
+        prior = self._logits(self.prior_net, tf.reshape(hs, [-1, deter]))
+        states["prior_logits"] = tf.reshape(prior, tf.concat([tf.shape(hs)[:2], [self.groups, self.classes]], 0))
+        return states
 
     def heads(self, features):
         """(reward means, continue logits) of the state reached after each action."""

@@ -1,0 +1,94 @@
+"""Issue 64's ratios: the training steps of rlkit's loops in this checkout against another
+checkout (the commit before the work), measured side by side in one run.
+
+    git worktree add /tmp/rlkit-before f9adcb7
+    python scripts/bench_fast_loops.py --baseline=/tmp/rlkit-before [--parts=dreamer,dreamer_bf16] [--rounds=3]
+
+Each round runs every part once in each checkout, alternating (before, after, before, ...), each
+in a fresh process that imports that checkout's rlkit and times `--steps` calls after a traced
+warm-up; the ratio is taken round by round and the median printed. A checkout runs with the
+TensorFlow threads its loop would set (this one's Dreamer loop: one thread per op,
+`one_thread_per_op`; the baseline's: TensorFlow's defaults).
+
+Parts:
+  dreamer        dreamer_v2_minatar's gradient step (DreamerAgent.update) on a batch of Breakout-sized sequences
+  dreamer_bf16   the same with compute_dtype=bfloat16 (this checkout only; against the baseline's float32 step)
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def worker(part, checkout, steps):
+    """Runs in the child: times `part` with `checkout`'s rlkit; prints {"seconds": per step}."""
+    sys.path.insert(0, checkout)
+    sys.path.insert(1, os.path.join(checkout, "scripts"))
+    import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
+
+    if part.startswith("dreamer"):
+        from rlkit.rl.loops import dreamer as loop
+
+        if hasattr(loop, "one_thread_per_op"):
+            loop.one_thread_per_op()
+        import time
+
+        from bench_dreamer import build
+
+        overrides = "compute_dtype=bfloat16" if part == "dreamer_bf16" else ""
+        _, env, _, agent, batch = build("dreamer_v2_minatar", overrides)
+        env.close()
+        float(agent.update(batch)["model_loss"])
+        start = time.perf_counter()
+        for _ in range(steps):
+            metrics = agent.update(batch)
+        float(metrics["model_loss"])
+        seconds = (time.perf_counter() - start) / steps
+    else:
+        raise ValueError(part)
+    print(json.dumps({"seconds": seconds}))
+
+
+def timed(part, checkout, steps):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    out = subprocess.run([sys.executable, __file__, f"--worker={part}", f"--checkout={checkout}", f"--steps={steps}"],
+                         capture_output=True, text=True, env=env, check=False)
+    if out.returncode:
+        sys.exit(f"{part} in {checkout} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", help="a checkout of the commit to measure against")
+    parser.add_argument("--parts", default="dreamer,dreamer_bf16")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--checkout", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args.worker, args.checkout, args.steps)
+    if not args.baseline or not os.path.isdir(os.path.join(args.baseline, "rlkit")):
+        sys.exit("--baseline=DIR: a checkout of the commit to measure against (git worktree add DIR COMMIT)")
+    this = os.path.dirname(HERE)
+    for part in args.parts.split(","):
+        baseline_part = "dreamer" if part.startswith("dreamer") else part
+        before, after = [], []
+        for _ in range(args.rounds):
+            before.append(timed(baseline_part, args.baseline, args.steps))
+            after.append(timed(part, this, args.steps))
+        ratios = [b / a for b, a in zip(before, after)]
+        print(f"{part}: {1 / statistics.median(after):.2f} steps/s against the baseline's "
+              f"{1 / statistics.median(before):.2f} ({statistics.median(after) * 1e3:.1f} ms against "
+              f"{statistics.median(before) * 1e3:.1f}); ratio per round "
+              f"{', '.join(f'{r:.2f}' for r in ratios)}; median {statistics.median(ratios):.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
