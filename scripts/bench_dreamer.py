@@ -22,7 +22,7 @@ from rlkit.data_generators.make_env import frame_shape, make_batch_env, pixel_va
 from rlkit.hparams import create_hparams
 from rlkit.progress import format_duration
 from rlkit.rl.learners.dreamer import DreamerAgent
-from rlkit.rl.loops.dreamer import env_steps_per_update, sequence_length
+from rlkit.rl.loops.dreamer import compute_dtype, env_steps_per_update, sequence_length
 
 SETS = ["dreamer_v2_minatar", "dreamer_v2_atari"]
 GAMES = {"dreamer_v2_minatar": "minatar/breakout", "dreamer_v2_atari": "pong"}
@@ -44,7 +44,7 @@ def build(set_name, overrides=""):
     env = make_batch_env(hparams, hparams.num_envs)
     shape = frame_shape(hparams)
     agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, pixel_values(hparams),
-                         seed=0, compute_dtype=hparams.compute_dtype)
+                         seed=0, compute_dtype=compute_dtype(hparams))
     return hparams, env, shape, agent, random_batch(hparams, shape, np.random.default_rng(0))
 
 

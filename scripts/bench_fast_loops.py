@@ -2,7 +2,7 @@
 checkout (the commit before the work), measured side by side in one run.
 
     git worktree add /tmp/rlkit-before f9adcb7
-    python scripts/bench_fast_loops.py --baseline=/tmp/rlkit-before [--parts=dreamer,dreamer_bf16] [--rounds=3]
+    python scripts/bench_fast_loops.py --baseline=/tmp/rlkit-before [--parts=dreamer,dreamer_float32,simple] [--rounds=3]
 
 Each round runs every part once in each checkout, alternating (before, after, before, ...), each
 in a fresh process that imports that checkout's rlkit and times `--steps` calls after a traced
@@ -11,8 +11,12 @@ TensorFlow threads its loop would set (this one's Dreamer loop: one thread per o
 `one_thread_per_op`; the baseline's: TensorFlow's defaults).
 
 Parts:
-  dreamer        dreamer_v2_minatar's gradient step (DreamerAgent.update) on a batch of Breakout-sized sequences
-  dreamer_bf16   the same with compute_dtype=bfloat16 (this checkout only; against the baseline's float32 step)
+  dreamer          dreamer_v2_minatar's gradient step (DreamerAgent.update) on a batch of Breakout-sized
+                   sequences, as the set runs it (this checkout: compute_dtype auto, bfloat16 on a CPU with AMX)
+  dreamer_float32  the same with compute_dtype=float32 (this checkout; against the baseline's step)
+  simple           one epoch of SimPLe's MinAtar loop (rlmb_minatar_ends on Breakout) through the command, at
+                   reduced length (SIMPLE_EPOCH below: 300 world-model steps, 60 PPO iterations in the
+                   world model, as many per step as a real epoch's): its world-model and policy stages
 """
 
 import argparse
@@ -23,6 +27,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# epochs=1 makes epoch 0 both a longer world-model epoch (x3) and the last (x3 PPO iterations).
+SIMPLE_EPOCH = ("game=minatar/breakout,epochs=1,num_real_env_steps=3200,world_model.train_steps=100,"
+                "simulated_ppo_iterations=20,eval_batch_size=8,final_eval_batch_size=8")
 
 
 def worker(part, checkout, steps):
@@ -40,7 +47,7 @@ def worker(part, checkout, steps):
 
         from bench_dreamer import build
 
-        overrides = "compute_dtype=bfloat16" if part == "dreamer_bf16" else ""
+        overrides = "compute_dtype=float32" if part == "dreamer_float32" else ""
         _, env, _, agent, batch = build("dreamer_v2_minatar", overrides)
         env.close()
         float(agent.update(batch)["model_loss"])
@@ -49,6 +56,18 @@ def worker(part, checkout, steps):
             metrics = agent.update(batch)
         float(metrics["model_loss"])
         seconds = (time.perf_counter() - start) / steps
+    elif part == "simple":
+        import tempfile
+
+        out = tempfile.mkdtemp()
+        subprocess.run([sys.executable, "-m", "rlkit.rl.trainer_model_based", "--loop_hparams_set=rlmb_minatar_ends",
+                        f"--loop_hparams={SIMPLE_EPOCH}", f"--output_dir={out}/run"], cwd=checkout, check=True,
+                       capture_output=True)
+        with open(os.path.join(out, "run", "eval_metrics", "epoch_0.json")) as f:
+            stages = json.load(f)["stage_seconds"]
+        seconds = stages["world_model"] + stages["policy"]
+        print(json.dumps({"seconds": seconds, "stages": stages}))
+        return
     else:
         raise ValueError(part)
     print(json.dumps({"seconds": seconds}))
@@ -60,13 +79,16 @@ def timed(part, checkout, steps):
                          capture_output=True, text=True, env=env, check=False)
     if out.returncode:
         sys.exit(f"{part} in {checkout} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if "stages" in result:
+        print(f"  {part} in {checkout}: " + ", ".join(f"{k} {v:.1f} s" for k, v in result["stages"].items()), flush=True)
+    return result["seconds"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", help="a checkout of the commit to measure against")
-    parser.add_argument("--parts", default="dreamer,dreamer_bf16")
+    parser.add_argument("--parts", default="dreamer,dreamer_float32,simple")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--worker", help=argparse.SUPPRESS)

@@ -3,7 +3,9 @@ compiled function on the same batch, with its FLOPs (TensorFlow's profiler on it
 FLOP/s against this machine's dense matmul measured in the same run; and what the loop adds
 around the step (drawing a batch from the frame store, Python between steps).
 
-    python scripts/profile_dreamer.py [--set=dreamer_v2_minatar] [--steps=10]
+    python scripts/profile_dreamer.py [--set=dreamer_v2_minatar] [--hparams=compute_dtype=bfloat16] [--steps=10]
+
+TensorFlow's threads are the Dreamer loop's (`one_thread_per_op`), and so the matmul's.
 
 Parts (each includes what it needs before it, so the later ones are measured as differences):
 world model forward (the loss), world model step (forward, backward, Adam), imagination
@@ -27,7 +29,7 @@ from bench_dreamer import build  # noqa: E402
 from bench_world_model import count_flops, matmul_flops_per_second  # noqa: E402
 
 from rlkit.rl.learners.dreamer import actor_loss, critic_loss, lambda_returns, trajectory_weights  # noqa: E402
-from rlkit.rl.loops.dreamer import sequence_length  # noqa: E402
+from rlkit.rl.loops.dreamer import one_thread_per_op, sequence_length  # noqa: E402
 
 
 def timed(function, args, steps):
@@ -126,12 +128,14 @@ def random_store(game, steps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default="dreamer_v2_minatar")
+    parser.add_argument("--hparams", default="", help="overrides of the set, such as compute_dtype=bfloat16")
     parser.add_argument("--steps", type=int, default=10, help="timed calls of each part")
     args = parser.parse_args()
+    one_thread_per_op()
     matmul = matmul_flops_per_second()
-    hparams, env, _, agent, batch = build(args.set)
+    hparams, env, _, agent, batch = build(args.set, args.hparams)
     env.close()
-    print(f"{args.set} on {hparams.game}: batch {hparams.world_model.batch_size} x {sequence_length(hparams)}, "
+    print(f"{args.set} ({hparams.compute_dtype}) on {hparams.game}: batch {hparams.world_model.batch_size} x {sequence_length(hparams)}, "
           f"imagination {hparams.actor_critic.horizon} steps from "
           f"{hparams.actor_critic.imagine_starts or 'every'} states; dense matmul {matmul / 1e9:.1f} GFLOP/s")
     rows = []

@@ -132,7 +132,7 @@ RULES = {
     # and its loop (rlkit.rl.loops.dreamer)
     "loop": one_of("dreamer"), "train_ratio": positive, "prefill_steps": non_negative,
     "rewarded_sequence_share": probability, "reward_transform": one_of("env", "tanh"),
-    "compute_dtype": one_of("float32", "bfloat16"),
+    "compute_dtype": one_of("float32", "bfloat16", "auto"),
     "log_every_updates": positive, "offline_data_dir": anything, "offline_updates": positive,
     "offline_checkpoint_updates": positive,
 }

@@ -201,9 +201,10 @@ def _dreamer_loop(env, world_model, actor_critic):
         # clipped to their sign, other envs' as they are); "tanh", tanh of the game's rewards
         # (DreamerV2's Atari target, its configs' clip_rewards: tanh).
         reward_transform="env",
-        # What the networks' matmuls and convolutions compute in: "float32", or "bfloat16" (float32
-        # variables, states and losses) for CPUs with native bfloat16 (AMX, AVX512-BF16), where
-        # it is several times faster on large matmuls (docs/benchmarks.md).
+        # What the networks' matmuls and convolutions compute in: "float32"; "bfloat16" (float32
+        # variables, states and losses), for CPUs with native bfloat16 (AMX, AVX512-BF16), where
+        # it is several times faster on large matmuls (docs/benchmarks.md); "auto", bfloat16
+        # where the CPU has it natively and float32 elsewhere.
         compute_dtype="float32",
         replay_capacity=2_000_000,
         shard_steps=1000,        # steps per env in a replay shard; a checkpoint with each
@@ -278,6 +279,10 @@ def dreamer_v2_minatar():
     hparams.replay_capacity = 1_000_000
     hparams.actor_critic.entropy_coef = 0.01
     hparams.actor_critic.imagine_starts = 64
+    # Measured (docs/benchmarks.md, issue 64): 1.23x the float32 gradient steps/s on this
+    # project's CPU (AMX), and Breakout seed 0 in bfloat16 ended at 4.87, inside the float32
+    # seeds' 4.73-5.78.
+    hparams.compute_dtype = "auto"
     return hparams
 
 

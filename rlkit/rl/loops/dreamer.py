@@ -98,8 +98,10 @@ class Dreamer:
 
         self.hparams, self.output_dir = hparams, output_dir
         shape, values, _ = observations_of(hparams, env)
+        dtype = compute_dtype(hparams)
+        logging.info("Computing in %s (compute_dtype=%s)", dtype, hparams.compute_dtype)
         self.agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, values, seed,
-                                  hparams.compute_dtype)
+                                  dtype)
         # The evaluations' policy (the same networks, states of its own: the training envs' carry
         # on meanwhile), made once so that its functions are traced once, not at every evaluation.
         self.eval_policy = self.agent.new_policy(seed)
@@ -199,6 +201,23 @@ def evaluate(hparams, dreamer, store, env_steps, eval_dir, seed):
     summary = dict(real_env_steps=env_steps, gradient_steps=dreamer.updates, policy=results)
     atomic_write_text(os.path.join(eval_dir, f"step_{env_steps}.json"), json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def native_bfloat16():
+    """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16; Linux's CPU flags)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith("flags")), "").split()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def compute_dtype(hparams):
+    """The set's compute_dtype, with "auto" resolved for this CPU."""
+    if hparams.compute_dtype != "auto":
+        return hparams.compute_dtype
+    return "bfloat16" if native_bfloat16() else "float32"
 
 
 def one_thread_per_op():
