@@ -7,8 +7,8 @@ checkout (the commit before the work), measured side by side in one run.
 Each round runs every part once in each checkout, alternating (before, after, before, ...), each
 in a fresh process that imports that checkout's rlkit and times `--steps` calls after a traced
 warm-up; the ratio is taken round by round and the median printed. A checkout runs with the
-TensorFlow threads its loop would set (this one's Dreamer loop: one thread per op,
-`one_thread_per_op`; the baseline's: TensorFlow's defaults).
+TensorFlow threads its loop would set (this one's: one thread per op, `one_thread_per_op`;
+the baseline's: TensorFlow's defaults).
 
 Parts:
   dreamer          dreamer_v2_minatar's gradient step (DreamerAgent.update) on a batch of Breakout-sized
@@ -39,10 +39,11 @@ def worker(part, checkout, steps):
     import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 
     if part.startswith("dreamer"):
-        from rlkit.rl.loops import dreamer as loop
-
-        if hasattr(loop, "one_thread_per_op"):
-            loop.one_thread_per_op()
+        try:  # the loop's TensorFlow threads, in a checkout that sets them
+            from rlkit.rl.loops.threads import one_thread_per_op
+            one_thread_per_op()
+        except ImportError:
+            pass
         import time
 
         from bench_dreamer import build

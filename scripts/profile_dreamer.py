@@ -29,7 +29,8 @@ from bench_dreamer import build  # noqa: E402
 from bench_world_model import count_flops, matmul_flops_per_second  # noqa: E402
 
 from rlkit.rl.learners.dreamer import actor_loss, critic_loss, lambda_returns, trajectory_weights  # noqa: E402
-from rlkit.rl.loops.dreamer import one_thread_per_op, sequence_length  # noqa: E402
+from rlkit.rl.loops.dreamer import sequence_length  # noqa: E402
+from rlkit.rl.loops.threads import one_thread_per_op  # noqa: E402
 
 
 def timed(function, args, steps):

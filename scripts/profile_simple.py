@@ -45,10 +45,11 @@ def main():
     parser.add_argument("--game", default="minatar/breakout")
     parser.add_argument("--steps", type=int, default=20, help="timed calls of each part")
     args = parser.parse_args()
-    from rlkit.rl.loops import dreamer
-
-    if hasattr(dreamer, "one_thread_per_op"):  # not in checkouts before issue 64 (PYTHONPATH=CHECKOUT)
-        dreamer.one_thread_per_op()
+    try:  # the loops' TensorFlow threads (not in checkouts before issue 64: PYTHONPATH=CHECKOUT)
+        from rlkit.rl.loops.threads import one_thread_per_op
+        one_thread_per_op()
+    except ImportError:
+        pass
     matmul = matmul_flops_per_second()
     hparams = create_hparams(args.set, f"game={args.game}")
     store = random_store(hparams.game, 20_000)

@@ -220,22 +220,6 @@ def compute_dtype(hparams):
     return "bfloat16" if native_bfloat16() else "float32"
 
 
-def one_thread_per_op():
-    """TensorFlow's threads for Dreamer's gradient step, thousands of small ops whose matmuls gain
-    nothing from a second thread: each op on one thread, as many ops at a time as there are
-    cores (docs/benchmarks.md: 1.15x on 2 cores). Where the environment sets TensorFlow's threads
-    (two runs at a time, a Ray trial), or TensorFlow has already started (a test), as they are."""
-    import tensorflow as tf
-
-    if "TF_NUM_INTRAOP_THREADS" in os.environ or "TF_NUM_INTEROP_THREADS" in os.environ:
-        return
-    try:
-        tf.config.threading.set_intra_op_parallelism_threads(1)
-        tf.config.threading.set_inter_op_parallelism_threads(len(os.sched_getaffinity(0)))
-    except RuntimeError:  # TensorFlow's runtime is already up: its threads are fixed
-        pass
-
-
 def train(hparams, output_dir, seed, on_evaluation=None):
     """Runs (or resumes) the loop; returns the last evaluation's summary.
 
@@ -255,6 +239,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     from rlkit.data_generators.frame_store import FrameStore
     from rlkit.data_generators.replay import ReplayMemory
     from rlkit.rl.loops import evaluation
+    from rlkit.rl.loops.threads import one_thread_per_op
 
     one_thread_per_op()
     keras.utils.set_random_seed(seed)
