@@ -19,6 +19,7 @@ from rlkit import cli
 from rlkit.errors import UserError, run_command
 from rlkit.hparams import get_hparams
 from rlkit.rl.loops import dreamer, loop_for, model_free, simple
+from rlkit.rl.loops.threads import one_thread_per_op
 
 
 def define_flags():
@@ -47,6 +48,7 @@ def check_names(hparams):
 
 def main(argv):
     del argv
+    one_thread_per_op()  # before TensorFlow's runtime starts, which reads it once
     if FLAGS.offline_data_dir:  # recorded in the run's hparams, so a rerun resumes the same offline run
         if FLAGS["hparams_set"].present and get_hparams(FLAGS.hparams_set).get("loop") != "dreamer":
             raise UserError("--offline_data_dir trains a Dreamer set (dreamer_v2_minatar, dreamer_v2_atari) from "

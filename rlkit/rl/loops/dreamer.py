@@ -239,9 +239,6 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     from rlkit.data_generators.frame_store import FrameStore
     from rlkit.data_generators.replay import ReplayMemory
     from rlkit.rl.loops import evaluation
-    from rlkit.rl.loops.threads import one_thread_per_op
-
-    one_thread_per_op()
     keras.utils.set_random_seed(seed)
     env = make_batch_env(hparams, hparams.num_envs)
     dreamer = Dreamer(hparams, output_dir, env, seed)

@@ -285,13 +285,11 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     import keras
 
     from rlkit.rl.loops import evaluation
-    from rlkit.rl.loops.threads import one_thread_per_op
     from rlkit.rl.loops.world_model_training import (
         train_world_model,
         world_model_estimator,
     )
 
-    one_thread_per_op()
     keras.utils.set_random_seed(seed)
     data_dir, world_model_dir, policy_dir, eval_dir = (
         os.path.join(output_dir, name) for name in ("data", "world_model", "policy", "eval_metrics"))

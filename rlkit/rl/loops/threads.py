@@ -8,15 +8,12 @@ def one_thread_per_op():
     MinAtar steps are thousands of small ops (matmuls of 16-64 rows, convolutions of 10x10 maps)
     that gain nothing from a second thread each, while independent ops do run side by side: on
     2 cores Dreamer's gradient step ran 1.1x and SimPLe's world-model step 1.5x faster than with
-    TensorFlow's default of every op on both (docs/benchmarks.md). Where the environment sets
-    TensorFlow's threads (two runs at a time, a Ray trial), or TensorFlow's runtime has already
-    started (a test), they stay as they are."""
-    import tensorflow as tf
+    TensorFlow's default of every op on both (docs/benchmarks.md).
 
+    Set through TensorFlow's environment variables, which it reads once, when its runtime starts:
+    so before anything runs an op (trainer_model_based does it first). Where the environment
+    already sets either (two runs at a time, a Ray trial), as it is."""
     if "TF_NUM_INTRAOP_THREADS" in os.environ or "TF_NUM_INTEROP_THREADS" in os.environ:
         return
-    try:
-        tf.config.threading.set_intra_op_parallelism_threads(1)
-        tf.config.threading.set_inter_op_parallelism_threads(len(os.sched_getaffinity(0)))
-    except RuntimeError:  # the runtime is up: its threads are fixed
-        pass
+    os.environ["TF_NUM_INTRAOP_THREADS"] = "1"
+    os.environ["TF_NUM_INTEROP_THREADS"] = str(len(os.sched_getaffinity(0)))
