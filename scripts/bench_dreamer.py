@@ -22,7 +22,12 @@ from rlkit.data_generators.make_env import frame_shape, make_batch_env, pixel_va
 from rlkit.hparams import create_hparams
 from rlkit.progress import format_duration
 from rlkit.rl.learners.dreamer import DreamerAgent
-from rlkit.rl.loops.dreamer import compute_dtype, env_steps_per_update, sequence_length
+from rlkit.rl.loops.dreamer import env_steps_per_update, sequence_length
+
+try:
+    from rlkit.rl.loops.dreamer import compute_dtype
+except ImportError:  # a checkout before issue 64 (PYTHONPATH=CHECKOUT): float32 only
+    compute_dtype = None
 
 SETS = ["dreamer_v2_minatar", "dreamer_v2_atari"]
 GAMES = {"dreamer_v2_minatar": "minatar/breakout", "dreamer_v2_atari": "pong"}
@@ -43,8 +48,9 @@ def build(set_name, overrides=""):
     hparams = create_hparams(set_name, ",".join(filter(None, [f"game={GAMES[set_name]}", overrides])))
     env = make_batch_env(hparams, hparams.num_envs)
     shape = frame_shape(hparams)
+    dtype = {} if compute_dtype is None else dict(compute_dtype=compute_dtype(hparams))
     agent = DreamerAgent(hparams.actor_critic, hparams.world_model, shape, env.action_space, pixel_values(hparams),
-                         seed=0, compute_dtype=compute_dtype(hparams))
+                         seed=0, **dtype)
     return hparams, env, shape, agent, random_batch(hparams, shape, np.random.default_rng(0))
 
 

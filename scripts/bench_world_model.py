@@ -7,6 +7,9 @@ FLOPs are counted by TensorFlow's profiler on the compiled training step's graph
 """
 
 import argparse
+import os
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -22,15 +25,28 @@ SETS = ["next_frame_basic_stochastic_discrete_tiny", "next_frame_basic_stochasti
 
 
 def matmul_flops_per_second(size=2048, repeats=10):
-    a = tf.random.normal([size, size])
-    b = tf.random.normal([size, size])
-    matmul = tf.function(lambda: tf.matmul(a, b))
+    """The machine's dense float32 matmul FLOP/s: two independent matmuls per call, so that
+    every core works whether TensorFlow splits each op over the cores (its default) or runs ops
+    side by side on one thread each (the model-based loops' `one_thread_per_op`)."""
+    a, b, c, d = (tf.random.normal([size, size]) for _ in range(4))
+    matmul = tf.function(lambda: tf.matmul(a, b) + tf.matmul(c, d))
     matmul().numpy()
     start = time.perf_counter()
     for _ in range(repeats):
         result = matmul()
     result.numpy()
-    return repeats * 2 * size ** 3 / (time.perf_counter() - start)
+    return repeats * 2 * 2 * size ** 3 / (time.perf_counter() - start)
+
+
+def random_store(game, steps):
+    """A FrameStore of `steps` random steps of `game` (collect_random)."""
+    from rlkit.data_generators.frame_store import FrameStore
+
+    out = tempfile.mkdtemp()
+    subprocess.run([sys.executable, "-m", "rlkit.rl.collect", "--hparams_set=collect_random",
+                    f"--hparams=game={game},num_agent_steps={steps}", f"--output_dir={out}"], check=True,
+                   capture_output=True)
+    return FrameStore(os.path.join(out, "data"))
 
 
 PONG_FRAMES, PONG_ACTIONS = (105, 80, 3), 6

@@ -18,7 +18,6 @@ drawn from a frame store of random MinAtar play, then the update, then its metri
 import argparse
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -26,11 +25,15 @@ import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_dreamer import build  # noqa: E402
-from bench_world_model import count_flops, matmul_flops_per_second  # noqa: E402
+from bench_world_model import count_flops, matmul_flops_per_second, random_store  # noqa: E402
 
 from rlkit.rl.learners.dreamer import actor_loss, critic_loss, lambda_returns, trajectory_weights  # noqa: E402
 from rlkit.rl.loops.dreamer import sequence_length  # noqa: E402
-from rlkit.rl.loops.threads import one_thread_per_op  # noqa: E402
+try:  # the loops' TensorFlow threads (not in checkouts before issue 64: PYTHONPATH=CHECKOUT)
+    from rlkit.rl.loops.threads import one_thread_per_op  # noqa: E402
+except ImportError:
+    def one_thread_per_op():
+        pass
 
 
 def timed(function, args, steps):
@@ -113,19 +116,6 @@ def parts(agent, batch):
             ("whole update", agent.update, (batch,))]
 
 
-def random_store(game, steps):
-    """A FrameStore of `steps` random steps of `game` (collect_random)."""
-    import subprocess
-
-    from rlkit.data_generators.frame_store import FrameStore
-
-    out = tempfile.mkdtemp()
-    subprocess.run([sys.executable, "-m", "rlkit.rl.collect", "--hparams_set=collect_random",
-                    f"--hparams=game={game},num_agent_steps={steps}", f"--output_dir={out}"], check=True,
-                   capture_output=True)
-    return FrameStore(os.path.join(out, "data"))
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default="dreamer_v2_minatar")
@@ -136,7 +126,7 @@ def main():
     matmul = matmul_flops_per_second()
     hparams, env, _, agent, batch = build(args.set, args.hparams)
     env.close()
-    print(f"{args.set} ({hparams.compute_dtype}) on {hparams.game}: batch {hparams.world_model.batch_size} x {sequence_length(hparams)}, "
+    print(f"{args.set} ({hparams.get('compute_dtype', 'float32')}) on {hparams.game}: batch {hparams.world_model.batch_size} x {sequence_length(hparams)}, "
           f"imagination {hparams.actor_critic.horizon} steps from "
           f"{hparams.actor_critic.imagine_starts or 'every'} states; dense matmul {matmul / 1e9:.1f} GFLOP/s")
     rows = []

@@ -18,8 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_world_model import count_flops, matmul_flops_per_second  # noqa: E402
-from profile_dreamer import random_store  # noqa: E402
+from bench_world_model import count_flops, matmul_flops_per_second, random_store  # noqa: E402
 
 from rlkit.data_generators.batch_env import FrameStack  # noqa: E402
 from rlkit.data_generators.make_env import frame_shape, make_batch_env, pixel_values  # noqa: E402
