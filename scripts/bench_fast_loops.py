@@ -39,13 +39,13 @@ def worker(part, checkout, steps):
     import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 
     if part.startswith("dreamer"):
-        try:  # the loop's TensorFlow threads, in a checkout that sets them
-            from rlkit.rl.loops.threads import one_thread_per_op
+        import time
+
+        try:  # the loop's TensorFlow threads, in a checkout that sets them (the checkout's own
+            from rlkit.rl.loops.threads import one_thread_per_op  # scripts are on the path here)
             one_thread_per_op()
         except ImportError:
             pass
-        import time
-
         from bench_dreamer import build
 
         overrides = "compute_dtype=float32" if part == "dreamer_float32" else ""

@@ -24,6 +24,16 @@ from rlkit.models.estimator import Estimator
 SETS = ["next_frame_basic_stochastic_discrete_tiny", "next_frame_basic_stochastic_discrete"]
 
 
+def loops_threads():
+    """The model-based loops' TensorFlow threads (rlkit.rl.loops.threads), before any op runs; a
+    checkout from before issue 64 (PYTHONPATH=CHECKOUT) has none and keeps TensorFlow's defaults."""
+    try:
+        from rlkit.rl.loops.threads import one_thread_per_op
+    except ImportError:
+        return
+    one_thread_per_op()
+
+
 def matmul_flops_per_second(size=2048, repeats=10):
     """The machine's dense float32 matmul FLOP/s: two independent matmuls per call, so that
     every core works whether TensorFlow splits each op over the cores (its default) or runs ops

@@ -5,7 +5,7 @@ around the step (drawing a batch from the frame store, Python between steps).
 
     python scripts/profile_dreamer.py [--set=dreamer_v2_minatar] [--hparams=compute_dtype=bfloat16] [--steps=10]
 
-TensorFlow's threads are the Dreamer loop's (`one_thread_per_op`), and so the matmul's.
+TensorFlow's threads are the loops' (`loops_threads`), and so the matmul's.
 
 Parts (each includes what it needs before it, so the later ones are measured as differences):
 world model forward (the loss), world model step (forward, backward, Adam), imagination
@@ -25,15 +25,10 @@ import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_dreamer import build  # noqa: E402
-from bench_world_model import count_flops, matmul_flops_per_second, random_store  # noqa: E402
+from bench_world_model import count_flops, loops_threads, matmul_flops_per_second, random_store  # noqa: E402
 
 from rlkit.rl.learners.dreamer import actor_loss, critic_loss, lambda_returns, trajectory_weights  # noqa: E402
 from rlkit.rl.loops.dreamer import sequence_length  # noqa: E402
-try:  # the loops' TensorFlow threads (not in checkouts before issue 64: PYTHONPATH=CHECKOUT)
-    from rlkit.rl.loops.threads import one_thread_per_op  # noqa: E402
-except ImportError:
-    def one_thread_per_op():
-        pass
 
 
 def timed(function, args, steps):
@@ -122,7 +117,7 @@ def main():
     parser.add_argument("--hparams", default="", help="overrides of the set, such as compute_dtype=bfloat16")
     parser.add_argument("--steps", type=int, default=10, help="timed calls of each part")
     args = parser.parse_args()
-    one_thread_per_op()
+    loops_threads()
     matmul = matmul_flops_per_second()
     hparams, env, _, agent, batch = build(args.set, args.hparams)
     env.close()

@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_world_model import count_flops, matmul_flops_per_second, random_store  # noqa: E402
+from bench_world_model import count_flops, loops_threads, matmul_flops_per_second, random_store  # noqa: E402
 
 from rlkit.data_generators.batch_env import FrameStack  # noqa: E402
 from rlkit.data_generators.make_env import frame_shape, make_batch_env, pixel_values  # noqa: E402
@@ -44,11 +44,7 @@ def main():
     parser.add_argument("--game", default="minatar/breakout")
     parser.add_argument("--steps", type=int, default=20, help="timed calls of each part")
     args = parser.parse_args()
-    try:  # the loops' TensorFlow threads (not in checkouts before issue 64: PYTHONPATH=CHECKOUT)
-        from rlkit.rl.loops.threads import one_thread_per_op
-        one_thread_per_op()
-    except ImportError:
-        pass
+    loops_threads()
     matmul = matmul_flops_per_second()
     hparams = create_hparams(args.set, f"game={args.game}")
     store = random_store(hparams.game, 20_000)

@@ -279,9 +279,9 @@ def dreamer_v2_minatar():
     hparams.replay_capacity = 1_000_000
     hparams.actor_critic.entropy_coef = 0.01
     hparams.actor_critic.imagine_starts = 64
-    # Measured (docs/benchmarks.md, issue 64): 1.23x the float32 gradient steps/s on this
-    # project's CPU (AMX), and Breakout seed 0 in bfloat16 ended at 4.87, inside the float32
-    # seeds' 4.73-5.78.
+    # Measured (docs/benchmarks.md, issue 64): 102.5 against float32's 116.7 ms a gradient step
+    # on this project's CPU (AMX; scripts/bench_fast_loops.py), and Breakout seed 0 in bfloat16
+    # ended at 4.87, inside the float32 seeds' 4.73-5.78.
     hparams.compute_dtype = "auto"
     return hparams
 

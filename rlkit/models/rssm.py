@@ -278,7 +278,7 @@ class RSSM(keras.Model):
         `posterior_logits` and `prior_logits` [B, T, G, K], and `h_after` [B, T, D], the
         deterministic state after each action (h_after[t] is h[t + 1] unless an episode starts there).
 
-        The same states as observe_step and advance taken step by step (tests/test_dreamer.py
+        The same states as observe_step and advance taken step by step (tests/test_rssm.py
         holds them to it), with what does not depend on the recurrence taken out of the loop, as
         one large matmul each instead of T small ones: the posterior's first layer on the
         embeddings (its input is [h, embedding], so its kernel splits into an h part and an
