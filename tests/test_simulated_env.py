@@ -128,3 +128,33 @@ def test_ppo_collects_inside_the_world_model(episodes, store):
     assert rollout.observations.shape == (8, 2, 4, 105, 80, 3)
     assert not rollout.dones.any() and not stats.lengths  # one fixed-length rollout, bootstrapped
     assert set(learner.update(rollout)) >= {"policy_loss", "value_loss", "entropy"}
+
+
+@pytest.mark.parametrize("set_name,overrides", [
+    ("next_frame_basic_deterministic_tiny", ""),
+    ("next_frame_basic_stochastic_discrete_tiny", "predict_episode_ends=True"),
+    ("next_frame_basic_stochastic_discrete_tiny", "predict_episode_ends=True,end_target=ending_step"),
+])
+def test_compiled_rollout_is_the_python_rollout(set_name, overrides, store):
+    """One TensorFlow call gives collect_rollout's arrays over a FrameStack, bit for bit: the
+    same actions, frames, restarts from the same real windows, episode statistics."""
+    keras.utils.set_random_seed(0)
+    hparams = create_hparams(set_name, overrides)
+    model = get_model(hparams.model)(hparams, (105, 80, 3), 6)
+    env = make_env(model, store, num_envs=3)
+    stacked = FrameStack(env, 4)
+    learner = PPOLearner(create_hparams("ppo_original_params"), (4, 105, 80, 3), np.uint8, env.action_space, seed=0)
+
+    def seeded(collect):
+        if hasattr(model, "rng"):  # the stochastic model's latent draws
+            model.rng.reset_from_seed(5)
+        learner.policy.rng.reset_from_seed(6)
+        return collect()
+    python = seeded(lambda: collect_rollout(stacked, stacked.reset(seed=3), learner.act_for_rollout, 12))
+    compiled = seeded(lambda: env.compiled_rollout(learner.policy, 4, 12, seed=3))
+    for name in ("observations", "actions", "log_probs", "values", "rewards", "dones", "last_values"):
+        np.testing.assert_array_equal(getattr(compiled[0], name), getattr(python[0], name), err_msg=name)
+    np.testing.assert_array_equal(compiled[1], python[1])
+    assert compiled[2].returns == python[2].returns and compiled[2].lengths == python[2].lengths
+    if overrides:  # an untrained end head ends episodes: the restarts were compared too
+        assert python[0].dones.sum() >= 2, python[0].dones.sum()

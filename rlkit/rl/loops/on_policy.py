@@ -50,6 +50,10 @@ def train_on_policy(learner, env, iterations, env_steps, target_iterations, tota
         reset_seed = seed + int(iterations) if restarted else None
         if workers is not None:
             rollout, episodes = workers.collect_rollout(rollout_length, reset_seed, on_step)
+        elif restart_every_rollout and on_step is None and hasattr(env.env, "compiled_rollout"):
+            # The world model's env: the same rollout as below, as one TensorFlow call.
+            rollout, observation, episodes = env.env.compiled_rollout(learner.policy, env.k, rollout_length,
+                                                                      reset_seed)
         else:
             if restarted:
                 observation = env.reset(seed=reset_seed)

@@ -13,6 +13,11 @@ from a new real window, as a real env resets.
 Rewards are the reward head's likeliest class, as in SimPLe, or with reward="expected" its
 mean, P(1) - P(-1) (not in SimPLe): where rewards are rare the likeliest class is almost
 always 0, even on steps the head rates far above the rest (docs/results.md, check_rewards).
+
+`compiled_rollout` runs a whole rollout of a policy from a reset as one TensorFlow call (the
+steps in a `tf.while_loop`, restarts drawing their real windows through `tf.numpy_function`):
+the same steps, random draws and arrays as `collect_rollout` over a FrameStack of this env
+(tests/test_simulated_env.py), without Python between the steps (docs/benchmarks.md, issue 64).
 """
 
 import gymnasium as gym
@@ -21,6 +26,7 @@ import tensorflow as tf
 
 from rlkit.data_generators.batch_env import BatchEnv
 from rlkit.models.world_model import end_target
+from rlkit.rl.loops.rollout import EpisodeStats, Rollout
 
 SIMULATED_REWARDS = ("likeliest", "expected")
 
@@ -45,6 +51,7 @@ class SimulatedBatchEnv(BatchEnv):
                          action_meanings, clip_rewards=not self.expected_reward)
         self._rng = np.random.default_rng()
         self._history = self._state = self._on_last_frame = None
+        self._compiled = {}  # compiled_rollout's traced functions, by (policy, stack size, steps)
 
     def initial_windows(self, count=None):
         """`count` (default N) windows of k real steps, stacked (frames [count, k, H, W, C],
@@ -93,3 +100,88 @@ class SimulatedBatchEnv(BatchEnv):
             frames[restarted], self._on_last_frame[restarted] = history[:, -1], False
         self._state = tf.nest.map_structure(tf.convert_to_tensor, state)
         return frames, rewards, terminated, np.zeros(self.num_envs, bool)
+
+    def compiled_rollout(self, policy, stack_size, num_steps, seed):
+        """Resets the env with `seed`, then steps it `num_steps` times with `policy` (a Policy:
+        act(observations, temperature) -> action, log_prob, value) sampling at temperature 1 on
+        stacks of the last `stack_size` frames, all in one TensorFlow call. Returns what
+        `collect_rollout` over FrameStack(self, stack_size) returns: (Rollout, the last stacks,
+        EpisodeStats)."""
+        observation = self.reset(seed)
+        stack = self.initial_stack(observation, stack_size)
+        key = (id(policy), stack_size, num_steps)
+        if key not in self._compiled:
+            self._compiled[key] = tf.function(
+                lambda *args: self._rollout_graph(policy, stack_size, num_steps, *args), autograph=False)
+        columns, history, self._state, on_last_frame, stack, last_values = self._compiled[key](
+            tf.constant(self._history), self._state, tf.constant(self._on_last_frame), tf.constant(stack))
+        columns, self._history, self._on_last_frame, stack, last_values = tf.nest.map_structure(
+            lambda tensor: tensor.numpy(), (columns, history, on_last_frame, stack, last_values))
+        observations, actions, log_probs, values, raw_rewards, dones = columns
+        rewards = np.sign(raw_rewards) if self.clip_rewards else raw_rewards
+        stats = EpisodeStats()
+        for raw_reward, reward, done in zip(raw_rewards, rewards, dones):  # BatchEnv.step's running totals
+            self._returns += raw_reward
+            self._clipped_returns += reward
+            self._lengths += 1
+            stats.returns += self._returns[done].tolist()
+            stats.clipped_returns += self._clipped_returns[done].tolist()
+            stats.lengths += self._lengths[done].tolist()
+            for running_total in (self._returns, self._clipped_returns, self._lengths):
+                running_total[done] = 0
+        rollout = Rollout(observations, actions, log_probs, values, rewards, dones, last_values)
+        return rollout, stack, stats
+
+    def _rollout_graph(self, policy, stack_size, num_steps, history, state, on_last_frame, stack):
+        """compiled_rollout's steps, in the order of the Python loop (`_step` under a FrameStack)
+        so that every random draw comes in the same order: the policy's action, the model's
+        step, the restarts."""
+        temperature = tf.constant(self.temperature, tf.float32)
+        policy_temperature = tf.constant(1.0)
+        action_dtype = policy.act.get_concrete_function().structured_outputs["action"].dtype
+        dtypes = (tf.uint8, action_dtype, tf.float32, tf.float32, tf.float32, tf.bool)
+        columns = tuple(tf.TensorArray(dtype, num_steps) for dtype in dtypes)
+
+        def step(t, history, state, on_last_frame, stack, columns):
+            acted = policy.act(stack, policy_temperature)
+            frames, rewards, ends, state = self.model.next_frame_and_end(
+                history, tf.cast(acted["action"], tf.int32), state, temperature, expected_reward=self.expected_reward)
+            history = tf.concat([history[:, 1:], frames[:, None]], axis=1)
+            if self.ends_on_step:
+                terminated = ends
+            else:
+                terminated, on_last_frame = on_last_frame, ends
+            history, state, frames, on_last_frame = tf.cond(
+                tf.reduce_any(terminated),
+                lambda: self._restart(terminated, history, state, frames, on_last_frame, temperature),
+                lambda: (history, state, frames, on_last_frame))
+            next_stack = tf.concat([stack[:, 1:], frames[:, None]], axis=1)
+            next_stack = tf.where(terminated[:, None, None, None, None],
+                                  tf.repeat(frames[:, None], stack_size, axis=1), next_stack)
+            values = (stack, acted["action"], acted["log_prob"], acted["value"], tf.cast(rewards, tf.float32),
+                      terminated)
+            columns = tuple(column.write(t, value) for column, value in zip(columns, values))
+            return t + 1, history, state, on_last_frame, next_stack, columns
+
+        _, history, state, on_last_frame, stack, columns = tf.while_loop(
+            lambda t, *_: t < num_steps, step, (tf.constant(0), history, state, on_last_frame, stack, columns))
+        last_values = policy.act(stack, policy_temperature)["value"]
+        return tuple(column.stack() for column in columns), history, state, on_last_frame, stack, last_values
+
+    def _restart(self, terminated, history, state, frames, on_last_frame, temperature):
+        """`_step`'s restarts in the graph: the terminated envs from new real windows."""
+        restarted = tf.where(terminated)  # [R, 1]
+        window_frames, window_actions = tf.numpy_function(
+            lambda count: self._window_arrays(int(count)), [tf.shape(restarted)[0]], [tf.uint8, tf.int32])
+        window_frames.set_shape([None] + history.shape[1:])
+        window_actions.set_shape([None, self.context])
+        new_state = self.model.start_state(window_frames, window_actions[:, :-1], temperature)
+        state = tf.nest.map_structure(lambda part, new: tf.tensor_scatter_nd_update(part, restarted, new),
+                                      state, new_state)
+        return (tf.tensor_scatter_nd_update(history, restarted, window_frames), state,
+                tf.tensor_scatter_nd_update(frames, restarted, window_frames[:, -1]),
+                tf.tensor_scatter_nd_update(on_last_frame, restarted, tf.zeros_like(restarted[:, 0], bool)))
+
+    def _window_arrays(self, count):
+        windows = self.initial_windows(count)
+        return windows["frames"], windows["actions"].astype(np.int32)
