@@ -1,6 +1,7 @@
 """Where SimPLe's MinAtar loop spends a step: the world model's training step, the simulated env's
-batched step, the policy's act, PPO's update of one rollout and a whole PPO iteration inside the
-world model, each timed on its own with its FLOPs (TensorFlow's profiler on its graph) and the
+batched step, the policy's act, a rollout in the world model (step by step, and as the one call
+the loop makes where the checkout has it), PPO's update of one rollout and a whole PPO iteration
+inside the world model, each timed on its own with its FLOPs (TensorFlow's profiler on its graph) and the
 FLOP/s that makes against a dense matmul measured in the same run.
 
     python scripts/profile_simple.py [--set=rlmb_minatar_ends] [--game=minatar/breakout] [--steps=20]
@@ -69,14 +70,26 @@ def main():
     rows.append(("policy act (16 envs)", seconds_per_call(lambda: learner.act_for_rollout(observation), args.steps), 0))
     rollout_length = learner.hparams.rollout_length
 
+    def python_rollout():
+        return collect_rollout(stacked, stacked.reset(seed=1), learner.act_for_rollout, rollout_length)[0]
+
+    # The loop's rollout: one TensorFlow call where this checkout has it (SimulatedBatchEnv.compiled_rollout).
+    compiled = getattr(simulated, "compiled_rollout", None)
+    loop_rollout = python_rollout if compiled is None else (
+        lambda: compiled(learner.policy, hparams.frame_stack_size, rollout_length, 1)[0])
+
     def iteration():
-        rollout, _, _ = collect_rollout(stacked, stacked.reset(seed=1), learner.act_for_rollout, rollout_length)
+        rollout = loop_rollout()
         rollout.restarted = True
         return rollout, learner.update(rollout)
 
     rollout, _ = iteration()
-    rows.append(("PPO update of one rollout", seconds_per_call(lambda: learner.update(rollout), max(3, args.steps // 4)), 0))
-    rows.append(("a PPO iteration in the world model", seconds_per_call(iteration, max(3, args.steps // 4)), 0))
+    repeats = max(3, args.steps // 4)
+    rows.append(("a rollout, step by step in Python", seconds_per_call(python_rollout, repeats), 0))
+    if compiled is not None:
+        rows.append(("the rollout as one call (compiled_rollout)", seconds_per_call(loop_rollout, repeats), 0))
+    rows.append(("PPO update of one rollout", seconds_per_call(lambda: learner.update(rollout), repeats), 0))
+    rows.append(("a PPO iteration in the world model", seconds_per_call(iteration, repeats), 0))
     env.close()
     print(f"{args.set} on {hparams.game}: world model {hparams.world_model.model}, batch "
           f"{hparams.world_model.batch_size}; {hparams.simulated_num_envs} simulated envs x {rollout_length} steps "
