@@ -124,10 +124,11 @@ def test_saved_runs_without_keys_added_later_get_their_old_behaviour(tmp_path):
                                                "world_model.full_resolution_action_layers=2,"
                                                "world_model.rewarded_window_share=0.5")
     old = loop.values()
-    del old["simulated_reward"], old["world_model"]["predict_episode_ends"]
+    del old["simulated_reward"], old["world_model"]["predict_episode_ends"], old["loop"]
     del old["world_model"]["full_resolution_action_layers"], old["world_model"]["rewarded_window_share"]
     (tmp_path / "hparams.json").write_text(json.dumps(old))
     restored = cli.saved_hparams(str(tmp_path))
+    assert restored.loop == "simple"  # sets state their loop since issue 65
     assert restored.simulated_reward == "likeliest" and restored.world_model.predict_episode_ends is False
     assert restored.world_model.full_resolution_action_layers == 0
     assert restored.world_model.rewarded_window_share == 0.0
@@ -146,6 +147,31 @@ def test_saved_runs_without_keys_added_later_get_their_old_behaviour(tmp_path):
     model_free = get_hparams("rlmf_minatar")
     (tmp_path / "hparams.json").write_text(model_free.to_json())
     assert cli.saved_hparams(str(tmp_path)) == model_free
+    old = model_free.values()
+    del old["loop"]
+    (tmp_path / "hparams.json").write_text(json.dumps(old))
+    assert cli.saved_hparams(str(tmp_path)) == model_free
+
+
+def test_every_archived_run_reads_back_with_the_loop_it_ran():
+    """The archive's runs (docs/results/runs) were saved before sets stated their loop: read back,
+    each names the loop its set names today."""
+    import glob
+    import os
+
+    from rlkit.hparams import with_keys_added_later
+
+    checked = 0
+    for path in glob.glob(os.path.join(os.path.dirname(__file__), "..", "docs", "results", "runs", "*", "*",
+                                       "run.json")):
+        run = json.load(open(path))
+        saved_path = os.path.join(os.path.dirname(path), "hparams.json")
+        if not run.get("hparams_set") or not os.path.exists(saved_path):
+            continue
+        saved = with_keys_added_later(HParams.from_dict(json.load(open(saved_path))))
+        assert saved.loop == create_hparams(run["hparams_set"], run.get("hparams", "")).loop, path
+        checked += 1
+    assert checked >= 100
 
 
 def test_hparams_cli_list_and_show(cli):

@@ -130,7 +130,7 @@ RULES = {
     "actor_learning_rate": positive, "critic_learning_rate": positive, "horizon": positive, "return_lambda": discount,
     "imagine_starts": non_negative,  # 0: every posterior state of the batch
     # and its loop (rlkit.rl.loops.dreamer)
-    "loop": one_of("dreamer"), "train_ratio": positive, "prefill_steps": non_negative,
+    "loop": one_of("model_free", "simple", "dreamer"), "train_ratio": positive, "prefill_steps": non_negative,
     "rewarded_sequence_share": probability, "reward_transform": one_of("env", "tanh"),
     "compute_dtype": one_of("float32", "bfloat16", "auto"),
     "log_every_updates": positive, "offline_data_dir": anything, "offline_updates": positive,

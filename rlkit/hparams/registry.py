@@ -52,6 +52,10 @@ def get_hparams(name):
 # Keys added to the sets after runs had saved hparams.json without them: (a key that only the
 # sets concerned have, the new key, the value that behaves as those older runs did).
 KEYS_ADDED_LATER = [
+    # A loop set's kind, stated since issue 65 (Dreamer's sets always had it): a set with a
+    # world model ran SimPLe's loop, one with a learner and no world model the model-free loop.
+    ("world_model", "loop", "simple"),
+    ("base_algo", "loop", "model_free"),
     ("num_compress_steps", "predict_episode_ends", False),   # world models
     ("num_compress_steps", "full_resolution_action_layers", 0),
     ("num_compress_steps", "end_loss_coef", 1.0),

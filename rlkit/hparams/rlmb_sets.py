@@ -19,6 +19,7 @@ from rlkit.hparams.world_model_sets import (next_frame_basic_stochastic_discrete
 def rlmb_base():
     """SimPLe with the deterministic world model: 15 epochs, ~100K real agent steps in all."""
     hparams = env_atari()
+    hparams.add_hparam("loop", "simple")  # the set's kind: rlkit.rl.loops.simple runs it
     hparams.add_hparam("epochs", 15)
     # Real agent steps collected by the loop's epochs; the first collection adds one epoch's
     # share (6,400), so the run sees 102,400 real agent steps (409,600 frames): "Atari 100K".

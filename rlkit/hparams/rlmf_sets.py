@@ -20,6 +20,7 @@ CARTPOLE_SOLVED = 475.0  # gymnasium's reward threshold for CartPole-v1: a run's
 def rlmf_original():
     """SimPLe's model-free baseline: PPO with its original values on 105x80 RGB Atari."""
     hparams = env_atari()
+    hparams.add_hparam("loop", "model_free")  # the set's kind: rlkit.rl.loops.model_free runs it
     hparams.add_hparam("base_algo", "ppo")
     hparams.add_hparam("ppo", ppo_original_params())
     hparams.add_hparam("num_envs", 16)
@@ -96,6 +97,7 @@ def rlmf_minatar():
     """PPO on a MinAtar game at SimPLe's budget, 100K real agent steps: the model-free baseline of
     docs/results.md. `--hparams=game=minatar/freeway`; num_env_steps=1_000_000 for the long run."""
     hparams = env_minatar()
+    hparams.add_hparam("loop", "model_free")
     hparams.add_hparam("base_algo", "ppo")
     hparams.add_hparam("ppo", ppo_minatar_params())
     hparams.add_hparam("num_envs", 16)
@@ -119,6 +121,7 @@ def _off_policy(hparams, learner_name, learner, num_envs, num_env_steps, shard_s
     """An env set turned into an off-policy model-free set: the learner's set as
     `hparams.<learner_name>`, the budget, the replay's shard length (agent steps per env; a
     killed run loses at most one shard of replay) and evaluation every `eval_every_steps`."""
+    hparams.add_hparam("loop", "model_free")
     hparams.add_hparam("base_algo", learner_name)
     hparams.add_hparam(learner_name, learner)
     hparams.add_hparam("num_envs", num_envs)
@@ -259,6 +262,7 @@ def _on_policy(hparams, learner_name, learner, num_envs, num_env_steps, eval_eve
     """An env set turned into an on-policy model-free set: the learner's set as
     `hparams.<learner_name>`, the budget, checkpoints and evaluations every
     `eval_every_iterations` rollouts."""
+    hparams.add_hparam("loop", "model_free")
     hparams.add_hparam("base_algo", learner_name)
     hparams.add_hparam(learner_name, learner)
     hparams.add_hparam("num_envs", num_envs)

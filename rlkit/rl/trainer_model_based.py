@@ -33,10 +33,9 @@ FLAGS = flags.FLAGS
 
 
 def loop_of(hparams):
-    """The loop a set runs: Dreamer's where it says so, else SimPLe's (whose check refuses a
-    model-free set in one line)."""
-    loop = loop_for(hparams)
-    return simple if loop is model_free else loop
+    """The loop a set runs: Dreamer's where it says so, else SimPLe's (whose check refuses any
+    other set in one line)."""
+    return dreamer if loop_for(hparams) is dreamer else simple
 
 
 def check_names(hparams):

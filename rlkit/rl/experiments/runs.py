@@ -23,8 +23,8 @@ DEV_STEPS = 400  # real agent steps of a model-free dev run
 
 
 def is_loop_set(hparams):
-    """Whether `hparams` describe a SimPLe loop run (they hold a world model and no other loop)."""
-    return "world_model" in hparams and "loop" not in hparams
+    """Whether `hparams` describe a SimPLe loop run."""
+    return hparams.get("loop") == "simple"
 
 
 def is_dreamer_set(hparams):
@@ -94,7 +94,11 @@ def dev_version(hparams):
 def check_set(hparams):
     """What the chosen trainer checks before writing anything."""
     from rlkit.rl.loops import loop_for
-    loop_for(hparams).check_names(hparams)
+    loop = loop_for(hparams)
+    if loop is None:
+        raise UserError("the set is not a training set (it names no loop): use one such as rlmf_base, "
+                        "rlmb_base_stochastic_discrete or dreamer_v2_minatar (python -m rlkit.hparams --list)")
+    loop.check_names(hparams)
 
 
 def real_step_budget(hparams):

@@ -10,10 +10,8 @@ and Ray workers. `loop_for(hparams)` says which of the three a set runs.
 
 def loop_for(hparams):
     """The loop module (with `check_names(hparams)` and `train(hparams, output_dir, seed,
-    on_evaluation)`) that runs a set: Dreamer's where its `loop` says so, SimPLe's for a set with
-    a world model, else the model-free loop."""
+    on_evaluation)`) that runs a set, as its `loop` value names it; None for a set no loop runs
+    (a learner's, a world model's or an env's values alone)."""
     from rlkit.rl.loops import dreamer, model_free, simple
 
-    if hparams.get("loop") == "dreamer":
-        return dreamer
-    return simple if "world_model" in hparams else model_free
+    return {"model_free": model_free, "simple": simple, "dreamer": dreamer}.get(hparams.get("loop"))

@@ -322,7 +322,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
 
 def check_names(hparams):
     """What can be checked before anything is written, so a mistake leaves no run dir behind."""
-    if hparams.get("loop") != "dreamer" or "actor_critic" not in hparams:
+    if hparams.get("loop") != "dreamer":
         raise UserError("the set is not a Dreamer loop set: use one such as dreamer_v2_minatar "
                         "(python -m rlkit.hparams --list)")
     check_game(hparams.game)

@@ -128,8 +128,8 @@ def train(hparams, output_dir, seed, on_evaluation=None):
 
 def check_names(hparams):
     """What can be checked before anything is written: the learner, and Ray where workers are asked for."""
-    if "base_algo" not in hparams or "num_envs" not in hparams:
-        raise UserError("the set is not a model-free training set (it names no base_algo and envs): use one such as "
-                        "rlmf_base (python -m rlkit.hparams --list)")
+    if hparams.get("loop") != "model_free":
+        raise UserError(f"the set is not a model-free training set (its loop is {hparams.get('loop')!r}): use one "
+                        "such as rlmf_base (python -m rlkit.hparams --list)")
     check_workers(hparams, hparams.num_envs)
     check_learner(hparams)

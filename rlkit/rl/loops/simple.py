@@ -358,9 +358,9 @@ def train(hparams, output_dir, seed, on_evaluation=None):
 
 def check_names(hparams):
     """What can be checked before anything is written, so a mistake leaves no run dir behind."""
-    if "world_model" not in hparams or "real_num_envs" not in hparams:
-        raise UserError("the set is not a SimPLe loop set (it holds no world_model and real env settings): use one "
-                        "such as rlmb_base_stochastic_discrete (python -m rlkit.hparams --list)")
+    if hparams.get("loop") != "simple":
+        raise UserError(f"the set is not a SimPLe loop set (its loop is {hparams.get('loop')!r}): use one such as "
+                        "rlmb_base_stochastic_discrete (python -m rlkit.hparams --list)")
     check_workers(hparams, hparams.real_num_envs)
     # The game first: a frameless env is wrong for the world model whatever the learner.
     check_image_game(hparams.game, "the SimPLe loop's world models")
