@@ -193,3 +193,41 @@ def test_hparams_cli_errors(cli):
                           "malformed hparams fragment 'frame_skip'")
     assert_one_line_error(cli("rlkit.hparams", "--show=rlmb_tiny", "--hparams=ppo.lerning_rate=1"),
                           "did you mean 'ppo.learning_rate'")
+
+
+def test_every_value_names_the_line_that_set_it():
+    """--explain: each resolved value of every set points at a line of rlkit's sets that names
+    it (a keyword, an assignment, a quoted name), and an override says so."""
+    import linecache
+    import re
+
+    from rlkit.hparams.registry import registered_function
+
+    checked = 0
+    for set_name in list_hparams():
+        if not registered_function(set_name).__module__.startswith("rlkit."):
+            continue
+        for name, _, origin in create_hparams(set_name).explained():
+            function, path, line = re.fullmatch(r"(\w+) \((rlkit/hparams/\w+\.py):(\d+)\)", origin).groups()
+            assert name.split(".")[-1] in linecache.getline(path, int(line)), (set_name, name, origin)
+            checked += 1
+    assert checked > 4000
+    explained = {name: origin for name, _, origin in
+                 create_hparams("rlmb_minatar_ends", "ppo.learning_rate=1e-4").explained()}
+    assert explained["ppo.learning_rate"] == "--hparams"
+    assert explained["world_model.predict_episode_ends"].startswith("rlmb_minatar_ends (rlkit/hparams/rlmb_sets.py:")
+    assert explained["game"].startswith("env_minatar (")  # copied into the loop set, still named
+    assert explained["world_model.hidden_size"].startswith("next_frame_minatar (")
+
+
+def test_show_explain_prints_each_value_beside_its_origin():
+    import re
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "rlkit.hparams", "--show=rlmb_tiny", "--explain",
+                          "--hparams=epochs=2"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = {line.split("=")[0].strip(): line for line in out.stdout.splitlines()}
+    assert lines["epochs"].endswith("# --hparams") and "= 2 " in lines["epochs"]
+    assert re.search(r"# \w+ \(rlkit/hparams/\w+\.py:\d+\)$", lines["world_model.hidden_size"])

@@ -2,9 +2,12 @@
 
     python -m rlkit.hparams --list
     python -m rlkit.hparams --show=rlmb_tiny --hparams=game=breakout
+    python -m rlkit.hparams --show=rlmb_minatar_ends --explain   # each value and the code that set it
     python -m rlkit.hparams --list_ranges           # the ranged sets searches draw from
     python -m rlkit.hparams --show_ranges=ppo_learning
 """
+
+import json
 
 from absl import flags
 
@@ -23,6 +26,8 @@ flags.DEFINE_string("show", None, "Print the resolved values of this set.")
 flags.DEFINE_bool("list_ranges", False, "Print the registered ranged sets (lab --mode=search --ranges=NAME).")
 flags.DEFINE_string("show_ranges", None, "Print the ranges of this ranged set.")
 flags.DEFINE_string("hparams", "", "Overrides applied before --show prints, e.g. game=breakout.")
+flags.DEFINE_bool("explain", False, "With --show: each resolved value beside the set function (file:line) that set "
+                  "it, or --hparams for an override.")
 FLAGS = flags.FLAGS
 
 
@@ -40,6 +45,12 @@ def main(argv):
             print(hparam_range.describe())
     elif FLAGS.list_ranges:
         print_listing(list_ranges(), describe_ranges)
+    elif FLAGS.show and FLAGS.explain:
+        rows = [(name, json.dumps(value), origin) for name, value, origin in
+                create_hparams(FLAGS.show, FLAGS.hparams).explained()]
+        name_width, value_width = (max(len(row[i]) for row in rows) for i in (0, 1))
+        for name, value, origin in rows:
+            print(f"{name:<{name_width}} = {value:<{value_width}}  # {origin}")
     elif FLAGS.show:
         print(create_hparams(FLAGS.show, FLAGS.hparams).to_json(indent=2))
     elif FLAGS.list:

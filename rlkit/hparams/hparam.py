@@ -5,13 +5,58 @@ PPO set as `hparams.ppo`). Once a name exists its type is fixed: `set_hparam` an
 strings such as `game=pong,ppo.learning_rate=3e-4,eval_sampling_temps=[0.0,0.5]` are checked
 against the current value, so a typo or a wrong type fails where it is written. Dotted names
 reach into nested sets.
+
+Every value remembers where it was last set (`origin`): the function, file and line that set
+it, or "--hparams" for an override; `python -m rlkit.hparams --show=SET --explain` prints them.
 """
 
 import json
+import linecache
+import os
+import sys
 
 from rlkit.errors import UserError, did_you_mean
 
 _SCALAR_TYPES = (bool, int, float, str)
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OVERRIDE = "--hparams"  # the origin of a value an override string set
+
+
+def _caller():
+    """(function, file, its first line, the line) of the nearest caller outside this module: the
+    code that set a value."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    if frame is None:
+        return ("?", "?", 0, 0)
+    code = frame.f_code
+    return (code.co_name, code.co_filename, code.co_firstlineno, frame.f_lineno)
+
+
+def _describe_origin(name, origin):
+    """'function (file:line)' for an origin of `name`: the line that names it where the setting
+    line does not (a keyword of a call that spans lines, `HParams(\n  name=value, ...)`, or of
+    a dict the function then loops over)."""
+    if isinstance(origin, str):
+        return origin
+    function, path, first_line, line = origin
+
+    def names_it(number):
+        text = linecache.getline(path, number).strip()
+        return text.startswith(f"{name}=") or f'"{name}"' in text
+    if name not in linecache.getline(path, line):
+        candidates = []
+        for number in range(line + 1, line + 200):  # the rest of a call that spans lines
+            text = linecache.getline(path, number).strip()
+            if not text or text.startswith(")"):
+                break
+            candidates.append(number)
+        candidates += range(line - 1, first_line - 1, -1)  # then back up the function: a dict it loops over
+        line = next((number for number in candidates if names_it(number)), line)
+    if path.startswith(_ROOT + os.sep):
+        path = os.path.relpath(path, _ROOT)
+    return f"{function} ({path}:{line})"
 
 
 def _type_name(value):
@@ -152,6 +197,7 @@ class HParams:
 
     def __init__(self, **values):
         self._values = {}
+        self._origins = {}  # name -> where its value was last set: _caller()'s, or OVERRIDE
         for name, value in values.items():
             self.add_hparam(name, value)
 
@@ -162,7 +208,7 @@ class HParams:
         raise AttributeError(f"unknown hparam {name!r}{did_you_mean(name, values)}")
 
     def __setattr__(self, name, value):
-        if name == "_values":
+        if name in ("_values", "_origins"):
             super().__setattr__(name, value)
         else:
             self.set_hparam(name, value)
@@ -183,6 +229,7 @@ class HParams:
         if not name.isidentifier() or name.startswith("_"):
             raise ValueError(f"bad hparam name {name!r}")
         self._values[name] = value.copy() if isinstance(value, HParams) else _validated(name, value)
+        self._origins[name] = _caller()
 
     def set_hparam(self, name, value):
         """Changes an existing value, keeping its type (an int may set a float; a nested set is
@@ -193,6 +240,7 @@ class HParams:
         if isinstance(current, HParams) != isinstance(value, HParams):
             raise UserError(f"hparam {name!r} expects {_type_name(current)}, got {value!r}")
         self._values[name] = value.copy() if isinstance(value, HParams) else coerce_value(name, value, current)
+        self._origins[name] = _caller()
 
     def get(self, name, default=None):
         return self._values.get(name, default)
@@ -213,7 +261,30 @@ class HParams:
         return flat
 
     def copy(self):
-        return HParams(**self._values)  # add_hparam copies nested sets and lists
+        copied = HParams(**self._values)  # add_hparam copies nested sets and lists
+        copied._origins = dict(self._origins)
+        return copied
+
+    def origin(self, name):
+        """Where the value `name` was last set: 'function (file:line)', or "--hparams"."""
+        return _describe_origin(name, self._origins.get(name, "?"))
+
+    def take_values(self, other):
+        """Sets each of this set's values that `other` holds to `other`'s, keeping where `other`
+        got them (an env set's values copied into a loop set still name the env set)."""
+        for name, value in other._values.items():
+            self.set_hparam(name, value)
+            self._origins[name] = other._origins.get(name, "?")
+
+    def explained(self, prefix=""):
+        """[(dotted name, value, origin)] of every leaf value, nested sets included (`origin`)."""
+        rows = []
+        for name, value in self._values.items():
+            if isinstance(value, HParams):
+                rows += value.explained(f"{prefix}{name}.")
+            else:
+                rows.append((prefix + name, value, self.origin(name)))
+        return rows
 
     def lookup(self, dotted_name):
         """(the set holding the value, its own name) for `ppo.learning_rate`; UserError if unknown."""
@@ -248,6 +319,7 @@ class HParams:
                 owner._values[key] = get_set(text.strip())
             else:
                 raise UserError(f"hparam {name!r} is a set of hparams: override its values ({name}.NAME=...)")
+            owner._origins[key] = OVERRIDE
         return self
 
     def to_json(self, indent=None):

@@ -4,11 +4,6 @@ from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
 
 
-# Keras's Adam defaults, which every PPO set but SimPLe's ran with before SimPLe's got its own
-# (issue 63): pinned in those sets, so that their archived runs still reproduce.
-KERAS_ADAM = dict(adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-7)
-
-
 def with_sample_minibatches(hparams, num_minibatches):
     """PPO as baselines and CleanRL run it, and as every rlkit PPO set but SimPLe's ran before
     issue 63: each epoch shuffles the rollout's samples into `num_minibatches` minibatches, the
@@ -16,8 +11,9 @@ def with_sample_minibatches(hparams, num_minibatches):
     hparams.num_minibatches = num_minibatches
     hparams.minibatch_time_steps = 0
     hparams.advantage_normalization = "minibatch"
-    for name, value in KERAS_ADAM.items():
-        hparams.set_hparam(name, value)
+    # Keras's Adam defaults, which every PPO set but SimPLe's ran with before SimPLe's got its own
+    # (issue 63): pinned in those sets, so that their archived runs still reproduce.
+    hparams.adam_beta1, hparams.adam_beta2, hparams.adam_epsilon = 0.9, 0.999, 1e-7
     return hparams
 
 

@@ -168,8 +168,7 @@ def rlmb_minatar():
     SimPLe's 1,000 per epoch (and so PPO's default learning rate, not SimPLe's 1e-4).
     `--loop_hparams=game=minatar/freeway`. docs/results.md compares it with PPO (rlmf_minatar)."""
     hparams = rlmb_base_stochastic_discrete()
-    for name, value in env_minatar().values().items():
-        setattr(hparams, name, value)
+    hparams.take_values(env_minatar())
     hparams.world_model = next_frame_minatar()
     hparams.ppo.policy_network = "minatar_cnn"
     hparams.ppo.learning_rate = 2.5e-4
