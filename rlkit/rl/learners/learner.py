@@ -13,7 +13,9 @@ A learner holds a policy, its optimizer and its random state:
 
 On-policy learners (off_policy False) also give `act_for_rollout(observations) -> (actions,
 log_probs, values)`, which `rlkit.rl.loops.on_policy.train_on_policy` stores in the rollouts it trains
-on. Off-policy learners give `explore(observations, exploration) -> actions`,
+on, and `policy`, the `Policy` module behind it, which the world model's env runs inside its
+compiled rollouts (`SimulatedBatchEnv.compiled_rollout`); their base class is
+`rlkit.rl.learners.actor_critic.ActorCriticLearner`. Off-policy learners give `explore(observations, exploration) -> actions`,
 `exploration_at(agent_steps)` (an epsilon, a noise scale) and `sync_target()`, and their `update` takes replay batches and returns the batch's
 `td_errors` among the metrics: `rlkit.rl.loops.off_policy.train_off_policy` drives them. Learners are
 registered by the name a set's `base_algo` holds, which is also the name of their nested set,

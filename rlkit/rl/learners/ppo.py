@@ -14,12 +14,9 @@ import tensorflow as tf
 
 from rlkit.models.optimizers import Adam, make_optimizer
 from rlkit.models.registry import get_model
+from rlkit.rl.learners.actor_critic import ActorCriticLearner
 from rlkit.rl.learners.learner import register_learner
-from rlkit.rl.learners.policy_export import (
-    ActorCriticLearner,
-    Policy,
-    policy_distribution,
-)
+from rlkit.rl.learners.policy_export import Policy, policy_distribution
 from rlkit.rl.learners.returns import gae
 
 LOSS_KEYS = frozenset({"loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"})
