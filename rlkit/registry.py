@@ -23,9 +23,9 @@ class Registry:
         while self._modules:
             importlib.import_module(self._modules.pop(0))
 
-    def register(self, fn):
-        """Decorator: registers `fn` under `fn.__name__`."""
-        name = fn.__name__
+    def register(self, fn, name=None):
+        """Decorator: registers `fn` under `name`, by default `fn.__name__`."""
+        name = name or fn.__name__
         if name in self._builders:
             raise ValueError(f"{self.kind} {name!r} is already registered")
         self._builders[name] = fn

@@ -206,8 +206,8 @@ def test_exported_dqn_policy_is_epsilon_greedy_at_the_evaluation_epsilon(tmp_pat
 def test_training_exploration_is_epsilon_greedy_and_random_actions_skip_the_network():
     import gymnasium as gym
 
-    from rlkit.rl.learners.dqn import dqn
-    learner = dqn(create_hparams("dqn_cartpole_params"), (1, 4), np.float32, gym.spaces.Discrete(2), seed=0)
+    from rlkit.rl.learners.dqn import DQNLearner
+    learner = DQNLearner(create_hparams("dqn_cartpole_params"), (1, 4), np.float32, gym.spaces.Discrete(2), seed=0)
     observations = np.random.default_rng(0).normal(size=(4000, 1, 4)).astype(np.float32)
     greedy = learner.act(observations, 0.0)
     np.testing.assert_array_equal(learner.explore(observations, 0.0), greedy)

@@ -188,7 +188,4 @@ class DQNLearner:
         return learn_from_replay(self._compiled_train_step, batch, self.hparams.gamma, tf.int32, LOSS_KEYS)
 
 
-@register_learner(DQNLearner)
-def dqn(hparams, observation_shape, observation_dtype, action_space, seed):
-    """DQN on `hparams`, a DQN set (dqn_nature_params and its kind)."""
-    return DQNLearner(hparams, observation_shape, observation_dtype, action_space, seed)
+register_learner(DQNLearner, "dqn")

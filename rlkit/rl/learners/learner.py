@@ -34,13 +34,18 @@ _LEARNERS = Registry("learner (base_algo)", modules=("rlkit.rl.learners.dqn", "r
                                                      "rlkit.rl.learners.ppo"))
 
 
-def register_learner(learner_class):
-    """Decorator for a function `(hparams, observation_shape, observation_dtype, action_space, seed)`
-    that builds a `learner_class`: registers it under its own name, with the class it builds."""
+_LEARNER_CLASSES = {}  # name -> the class its builder builds
+
+
+def register_learner(learner_class, name=None):
+    """Registers how a learner is built from `(hparams, observation_shape, observation_dtype,
+    action_space, seed)`: with `name`, `learner_class` itself; without, as a decorator, a function
+    of those arguments that builds a `learner_class`, under the function's name (REINFORCE and
+    A2C: one class, two default optimizers)."""
     def register(build):
-        build.learner_class = learner_class
-        return _LEARNERS.register(build)
-    return register
+        _LEARNER_CLASSES[name or build.__name__] = learner_class
+        return _LEARNERS.register(build, name)
+    return register(learner_class) if name else register
 
 
 def _check_names(hparams):
@@ -53,7 +58,7 @@ def _check_names(hparams):
 def learns_from_replay(hparams):
     """Whether the learner `hparams.base_algo` names is off-policy, asked without building it."""
     _check_names(hparams)
-    return _LEARNERS.get(hparams.base_algo).learner_class.off_policy
+    return _LEARNER_CLASSES[hparams.base_algo].off_policy
 
 
 def check_learner(hparams):

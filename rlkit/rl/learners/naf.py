@@ -160,7 +160,4 @@ class NAFLearner:
         return learn_from_replay(self._compiled_train_step, batch, self.hparams.gamma, tf.float32, LOSS_KEYS)
 
 
-@register_learner(NAFLearner)
-def naf(hparams, observation_shape, observation_dtype, action_space, seed):
-    """NAF on `hparams`, a NAF set (naf_pendulum_params and its kind)."""
-    return NAFLearner(hparams, observation_shape, observation_dtype, action_space, seed)
+register_learner(NAFLearner, "naf")

@@ -140,7 +140,4 @@ class PPOLearner(ActorCriticLearner):
         return metrics
 
 
-@register_learner(PPOLearner)
-def ppo(hparams, observation_shape, observation_dtype, action_space, seed):
-    """PPO on `hparams`, a PPO set (ppo_original_params and its kind)."""
-    return PPOLearner(hparams, observation_shape, observation_dtype, action_space, seed)
+register_learner(PPOLearner, "ppo")
