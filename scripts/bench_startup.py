@@ -21,7 +21,7 @@ import time
 
 RLKIT = "import rlkit, tensorflow, keras"
 # The same with rlkit's finders taken out first: TensorFlow's and Keras's own import.
-OWN = ("import rlkit, sys; sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, rlkit._FirstImport)]; "
+OWN = ("import rlkit, sys; sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, rlkit.startup._FirstImport)]; "
        "import tensorflow, keras")
 
 
