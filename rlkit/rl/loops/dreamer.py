@@ -221,7 +221,8 @@ def compute_dtype(hparams):
 
 
 def train(hparams, output_dir, seed, on_evaluation=None):
-    """Runs (or resumes) the loop; returns the last evaluation's summary.
+    """Runs (or resumes) the loop, offline where the set names `offline_data_dir`; returns the
+    last evaluation's summary.
 
     on_evaluation(real env steps, main return) hears of every evaluation (a search reports it
     to Ray Tune)."""
@@ -234,39 +235,55 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     import keras
 
     from rlkit import cli
-    from rlkit.data_generators.batch_env import FrameStack
-    from rlkit.data_generators.experience import random_policy
-    from rlkit.data_generators.frame_store import FrameStore
-    from rlkit.data_generators.replay import ReplayMemory
     from rlkit.rl.loops import evaluation
     keras.utils.set_random_seed(seed)
     env = make_batch_env(hparams, hparams.num_envs)
     dreamer = Dreamer(hparams, output_dir, env, seed)
     cli.write_operative_config(output_dir)
     rng = np.random.default_rng(seed + dreamer.updates)  # sequence sampling, seeded anew on resume
-    log_every = hparams.log_every_updates
 
-    def evaluated(summary):
+    def evaluated(env_steps, store):
+        summary = evaluate(hparams, dreamer, store, env_steps, eval_dir, seed)
         if on_evaluation is not None:
             on_evaluation(summary["real_env_steps"], evaluation.main_return(summary["policy"]))
         return summary
 
-    if hparams.offline_data_dir:
-        store = FrameStore(hparams.offline_data_dir)
-        if not store.num_steps:
-            raise UserError(f"no readable data in offline_data_dir={hparams.offline_data_dir!r}: point it at a run's "
-                            "data/ dir or collect's output")
-        logging.info("Offline: %d stored steps in %s; %d gradient steps", store.num_steps, hparams.offline_data_dir,
-                     hparams.offline_updates)
-        progress = Progress(hparams.offline_updates, dreamer.updates, unit="updates")
-        while dreamer.updates < hparams.offline_updates:
-            count = min(hparams.offline_updates - dreamer.updates, hparams.offline_checkpoint_updates)
-            dreamer.train(store, rng, count, log_every)
-            dreamer.save()
-            logging.info(progress.line(dreamer.updates))
-        env.close()
-        summary = evaluate(hparams, dreamer, store, hparams.num_env_steps, eval_dir, seed)
-        return evaluated(summary)
+    train_on_data = train_offline if hparams.offline_data_dir else train_online
+    summary = train_on_data(hparams, dreamer, env, rng, output_dir, seed, evaluated)
+    if summary is None:  # every evaluation was made before this rerun
+        with open(final) as f:
+            summary = json.load(f)
+    return summary
+
+
+def train_offline(hparams, dreamer, env, rng, output_dir, seed, evaluated):
+    """`offline_updates` gradient steps on the stored data of `offline_data_dir`, no env stepped
+    (checkpointed every `offline_checkpoint_updates`), then the final evaluation's summary."""
+    from rlkit.data_generators.frame_store import FrameStore
+
+    store = FrameStore(hparams.offline_data_dir)
+    if not store.num_steps:
+        raise UserError(f"no readable data in offline_data_dir={hparams.offline_data_dir!r}: point it at a run's "
+                        "data/ dir or collect's output")
+    logging.info("Offline: %d stored steps in %s; %d gradient steps", store.num_steps, hparams.offline_data_dir,
+                 hparams.offline_updates)
+    progress = Progress(hparams.offline_updates, dreamer.updates, unit="updates")
+    while dreamer.updates < hparams.offline_updates:
+        count = min(hparams.offline_updates - dreamer.updates, hparams.offline_checkpoint_updates)
+        dreamer.train(store, rng, count, hparams.log_every_updates)
+        dreamer.save()
+        logging.info(progress.line(dreamer.updates))
+    env.close()
+    return evaluated(hparams.num_env_steps, store)
+
+
+def train_online(hparams, dreamer, env, rng, output_dir, seed, evaluated):
+    """Dreamer's loop: env steps (random until `prefill_steps`) into the replay, gradient steps as
+    `train_ratio` owes them, evaluations at `evaluation_points`; returns the last evaluation's
+    summary (None if all were made before this rerun)."""
+    from rlkit.data_generators.batch_env import FrameStack
+    from rlkit.data_generators.experience import random_policy
+    from rlkit.data_generators.replay import ReplayMemory
 
     logging.info(replay_memory_estimate(hparams, env))
     replay = ReplayMemory(os.path.join(output_dir, "data"), env.num_envs, 1, hparams.replay_capacity,
@@ -280,6 +297,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     env = FrameStack(env, 1)
     observation = env.reset(seed=seed + env_steps)  # a resumed run starts new episodes, seeded anew
     progress = Progress(hparams.num_env_steps, env_steps)
+    eval_dir = os.path.join(output_dir, "eval_metrics")
     points = [p for p in evaluation_points(hparams)
               if not os.path.exists(os.path.join(eval_dir, f"step_{p}.json"))]
     returns, summary = [], None
@@ -296,7 +314,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
         returns += step.episode_return[step.done].tolist()
         owed = updates_due(hparams, env_steps) - dreamer.updates
         if owed > 0 and len(replay):
-            dreamer.train(store, rng, owed, log_every)
+            dreamer.train(store, rng, owed, hparams.log_every_updates)
         if env_steps // hparams.log_every_steps > previous // hparams.log_every_steps:
             recent = dict(mean_return=float(np.mean(returns[-20:]))) if returns else {}
             logging.info(progress.line(env_steps, gradient_steps=dreamer.updates, **recent))
@@ -310,11 +328,8 @@ def train(hparams, output_dir, seed, on_evaluation=None):
                 replay.flush()
                 dreamer.save()
                 wrote_shard = True
-            summary = evaluated(evaluate(hparams, dreamer, store, points.pop(0), eval_dir, seed))
+            summary = evaluated(points.pop(0), store)
     env.env.close()
-    if summary is None:
-        with open(final) as f:
-            summary = json.load(f)
     logging.info("Done: %d env steps, %d gradient steps; policy in %s, metrics in %s", env_steps, dreamer.updates,
                  os.path.join(output_dir, "policy"), eval_dir)
     return summary
