@@ -71,7 +71,7 @@ def main(argv):
     for name, needed in needs.items():
         if needed and not getattr(FLAGS, name):
             raise UserError(f"--mode={FLAGS.mode} --agent={FLAGS.agent} needs --{name}")
-    if FLAGS.mode != "agent_real" and "world_model" not in hparams:
+    if FLAGS.mode != "agent_real" and hparams.get("loop") not in ("simple", "dreamer"):
         raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
                         "hold its world model")
     policy_dir, wm_dir, data_dir = (gcs.local_input(path) if path else None

@@ -62,7 +62,7 @@ def main(argv):
     if FLAGS.mode != "real":
         if not FLAGS.wm_dir:
             raise UserError(f"--mode={FLAGS.mode} needs --wm_dir (the world_model/ dir of a run)")
-        if "world_model" not in hparams:
+        if hparams.get("loop") not in ("simple", "dreamer"):
             raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
                             "hold its world model")
         check_image_game(hparams.game, "world models")

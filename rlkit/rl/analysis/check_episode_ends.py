@@ -65,10 +65,10 @@ def main(argv):
     if not FLAGS.data_dir:
         raise UserError("--data_dir is required: " + FLAGS["data_dir"].help)
     hparams = cli.find_saved_hparams(FLAGS.wm_dir)  # a world model's own, or its loop run's
-    if "game" in hparams:  # a loop run's world model: the data must have its game's frames
+    if hparams.get("loop") in ("simple", "dreamer"):  # a loop run's world model: the data must have its frames
         check_stored_data(hparams, FLAGS.data_dir, "--data_dir",
                           remedy=f"give the data/ dir of a {hparams.game} run with the world model's frames")
-    hparams = hparams.world_model if "world_model" in hparams else hparams
+        hparams = hparams.world_model
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
     store = FrameStore(FLAGS.data_dir, epochs)
     num_actions, pixel_values = actions_and_pixel_values_of(FLAGS.data_dir)

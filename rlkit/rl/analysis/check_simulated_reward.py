@@ -77,7 +77,7 @@ def main(argv):
         raise UserError("--run is required: " + FLAGS["run"].help)
 
     hparams, action_space, meanings, model, store = load_loop_run(FLAGS.run, wm_dir=FLAGS.wm_dir)
-    if "simulated_num_envs" not in hparams:  # data alone (collect's): no loop settings to train PPO with
+    if hparams.get("loop") != "simple":  # data alone (collect's): no loop settings to train PPO with
         raise UserError(f"{FLAGS.run} is not a trainer_model_based SimPLe run: this check trains PPO inside "
                         "the world model with the run's loop settings; pass --run=DIR of such a run")
     variants = [variant.strip() for variant in FLAGS.variants.split(";") if variant.strip()]
