@@ -215,7 +215,7 @@ def test_every_value_names_the_line_that_set_it():
     explained = {name: origin for name, _, origin in
                  create_hparams("rlmb_minatar_ends", "ppo.learning_rate=1e-4").explained()}
     assert explained["ppo.learning_rate"] == "--hparams"
-    assert explained["world_model.predict_episode_ends"].startswith("rlmb_minatar_ends (rlkit/hparams/rlmb_sets.py:")
+    assert explained["world_model.predict_episode_ends"].startswith("_episode_ends (rlkit/hparams/rlmb_sets.py:")
     assert explained["game"].startswith("env_minatar (")  # copied into the loop set, still named
     assert explained["world_model.hidden_size"].startswith("next_frame_minatar (")
 

@@ -181,91 +181,127 @@ def rlmb_minatar():
     return hparams
 
 
-@register_hparams
-def rlmb_minatar_ends():
-    """rlmb_minatar with a world model that also predicts episode ends (not in SimPLe), so PPO
-    inside it meets the end of a game, as MinAtar's games end at the first lost life."""
-    hparams = rlmb_minatar()
+# The MinAtar loop's variants (none in SimPLe), each a set of changes on rlmb_minatar, so every
+# variant is one step from its named parent and lists all it changes.
+
+def _episode_ends(hparams):
+    """A world model that also predicts episode ends, so PPO inside it meets the end of a game,
+    as MinAtar's games end at the first lost life."""
     hparams.world_model.predict_episode_ends = True
     return hparams
 
 
-@register_hparams
-def rlmb_minatar_objects():
-    """rlmb_minatar_ends with a world model that can learn a one-cell player (not in SimPLe): an
-    action layer at full resolution, and the reward and end losses weighted 0.01, since its pixel
-    loss is a mean over mostly empty cells, of which one object is a 400th (docs/results.md,
-    "Where the world models go wrong": Asterix's and Seaquest's players)."""
-    hparams = rlmb_minatar_ends()
+def _object_heads(hparams):
+    """A world model that can learn a one-cell player: an action layer at full resolution, and the
+    reward and end losses weighted 0.01, since its pixel loss is a mean over mostly empty cells,
+    of which one object is a 400th (docs/results.md, "Where the world models go wrong": Asterix's
+    and Seaquest's players)."""
     hparams.world_model.full_resolution_action_layers = 1
     hparams.world_model.reward_loss_coef = 0.01
     hparams.world_model.end_loss_coef = 0.01
     return hparams
 
 
-@register_hparams
-def rlmb_minatar_object_frames():
-    """rlmb_minatar_objects whose world model's frames keep an object it is unsure where to put
-    (not in SimPLe): `world_model.frame_decoding=objects`, in its env and scheduled sampling. With
-    the likeliest frame, a rollout loses such an object for good (Seaquest's submarine and
-    torpedoes, Space Invaders' bullets: docs/results.md, "Where the world models go wrong")."""
-    hparams = rlmb_minatar_objects()
+def _object_frames(hparams):
+    """Frames that keep an object the world model is unsure where to put
+    (`world_model.frame_decoding=objects`, in its env and scheduled sampling). With the likeliest
+    frame, a rollout loses such an object for good (Seaquest's submarine and torpedoes, Space
+    Invaders' bullets: docs/results.md, "Where the world models go wrong")."""
     hparams.world_model.frame_decoding = "objects"
     return hparams
 
 
-@register_hparams
-def rlmb_minatar_changed_pixels():
-    """rlmb_minatar_object_frames whose world model's pixel loss weighs the cells that changed
-    since the frame before 3 times (not in SimPLe): a one-cell object that moves changes 2 of 400
-    cells a channel, so with the plain mean a model that fades it loses little, and its rollouts
-    lose Space Invaders' and Seaquest's enemy bullets within 8 steps, which object frames cannot
-    bring back. Weight 3 with object frames kept them closest to the real counts of the weights
-    and decodings measured (docs/results.md, "Changed pixels"); 10 draws objects several times over."""
-    hparams = rlmb_minatar_object_frames()
+def _changed_pixels(hparams):
+    """A pixel loss that weighs the cells that changed since the frame before 3 times: a one-cell
+    object that moves changes 2 of 400 cells a channel, so with the plain mean a model that fades
+    it loses little, and its rollouts lose Space Invaders' and Seaquest's enemy bullets within 8
+    steps, which object frames cannot bring back. Weight 3 with object frames kept them closest to
+    the real counts of the weights and decodings measured (docs/results.md, "Changed pixels"); 10
+    draws objects several times over."""
     hparams.world_model.changed_pixel_weight = 3.0
     return hparams
 
 
-@register_hparams
-def rlmb_minatar_ending_steps():
-    """rlmb_minatar_object_frames whose end head predicts whether the step it is given ends the
-    episode (`world_model.end_target=ending_step`), where the other sets' head predicts whether
-    the frame it predicts is the last, and whose reward and end heads read the features' maxima
-    over positions beside their means (`world_model.head_pooling=mean_and_max`); neither is in
-    SimPLe. On Asterix two thirds of the ends come from the player stepping onto an enemy, which
-    only the action tells, in one cell of a hundred (docs/results.md, "Asterix's end head"). Its
-    env hands out the reward head's mean (`simulated_reward=expected`, not in SimPLe): where the
-    likeliest reward is always 0 (Asterix's gold, 0.7% of steps), an end costs the policy nothing."""
-    hparams = rlmb_minatar_object_frames()
+def _ending_steps(hparams):
+    """An end head that predicts whether the step it is given ends the episode
+    (`world_model.end_target=ending_step`; otherwise whether the frame it predicts is the last),
+    reward and end heads that read the features' maxima over positions beside their means
+    (`world_model.head_pooling=mean_and_max`), and an env that hands out the reward head's mean
+    (`simulated_reward=expected`). On Asterix two thirds of the ends come from the player stepping
+    onto an enemy, which only the action tells, in one cell of a hundred (docs/results.md,
+    "Asterix's end head"); where the likeliest reward is always 0 (Asterix's gold, 0.7% of steps),
+    an end costs the policy nothing."""
     hparams.world_model.end_target = "ending_step"
     hparams.world_model.head_pooling = "mean_and_max"
     hparams.simulated_reward = "expected"
     return hparams
 
 
-@register_hparams
-def rlmb_minatar_ending_steps_low_entropy():
-    """rlmb_minatar_ending_steps with PPO's entropy bonus at 0.001 instead of SimPLe's 0.01 (not in
-    SimPLe), for games where one random step ends the episode. On Asterix the ending-steps loop's
-    greedy policy scored 0.72-0.88 through epochs 0-4 against 0.34-0.66 sampled at temperature 1
-    (random: 0.49), and PPO@1M on the real game 2.47 greedy against 1.28 sampled; with the bonus at
-    0.001, 2.45 against 2.36 (seed 0 each; docs/results.md, "A sharper policy"). On the real game
-    at 100K PPO does not gain from it (0.48 over 5 seeds against 0.47 over 10): it sharpens what a
-    policy has learned, which SimPLe's has inside its model and PPO's at 100K has not."""
-    hparams = rlmb_minatar_ending_steps()
+def _low_entropy(hparams):
+    """PPO's entropy bonus at 0.001 instead of SimPLe's 0.01, for games where one random step ends
+    the episode. On Asterix the ending-steps loop's greedy policy scored 0.72-0.88 through epochs
+    0-4 against 0.34-0.66 sampled at temperature 1 (random: 0.49), and PPO@1M on the real game 2.47
+    greedy against 1.28 sampled; with the bonus at 0.001, 2.45 against 2.36 (seed 0 each;
+    docs/results.md, "A sharper policy"). On the real game at 100K PPO does not gain from it (0.48
+    over 5 seeds against 0.47 over 10): it sharpens what a policy has learned, which SimPLe's has
+    inside its model and PPO's at 100K has not."""
     hparams.ppo.entropy_coef = 0.001
     return hparams
 
 
-@register_hparams
-def rlmb_minatar_rewarded():
-    """rlmb_minatar_objects whose world model trains on windows half of which hold a reward (not in
-    SimPLe), for games whose rewards are too rare for the reward head to learn (Asterix: 0.73% of
-    steps; trained on uniform windows its head gives every step the same probability of one)."""
-    hparams = rlmb_minatar_objects()
+def _rewarded_windows(hparams):
+    """World-model training windows half of which hold a reward, for games whose rewards are too
+    rare for the reward head to learn (Asterix: 0.73% of steps; trained on uniform windows its head
+    gives every step the same probability of one)."""
     hparams.world_model.rewarded_window_share = 0.5
     return hparams
+
+
+@register_hparams
+def rlmb_minatar_ends():
+    """rlmb_minatar with a world model that also predicts episode ends (`_episode_ends`)."""
+    return _episode_ends(rlmb_minatar())
+
+
+@register_hparams
+def rlmb_minatar_objects():
+    """rlmb_minatar with episode ends and a world model that can learn a one-cell player
+    (`_object_heads`)."""
+    return _object_heads(_episode_ends(rlmb_minatar()))
+
+
+@register_hparams
+def rlmb_minatar_object_frames():
+    """rlmb_minatar_objects' changes, and frames that keep an object the model is unsure where to
+    put (`_object_frames`)."""
+    return _object_frames(_object_heads(_episode_ends(rlmb_minatar())))
+
+
+@register_hparams
+def rlmb_minatar_changed_pixels():
+    """rlmb_minatar_object_frames' changes, and a pixel loss that weighs changed cells 3 times
+    (`_changed_pixels`)."""
+    return _changed_pixels(_object_frames(_object_heads(_episode_ends(rlmb_minatar()))))
+
+
+@register_hparams
+def rlmb_minatar_ending_steps():
+    """rlmb_minatar_object_frames' changes, and an end head on the ending step, heads that also
+    pool maxima, rewards at the reward head's mean (`_ending_steps`)."""
+    return _ending_steps(_object_frames(_object_heads(_episode_ends(rlmb_minatar()))))
+
+
+@register_hparams
+def rlmb_minatar_ending_steps_low_entropy():
+    """rlmb_minatar_ending_steps' changes, and PPO's entropy bonus at 0.001 (`_low_entropy`)."""
+    return _low_entropy(_ending_steps(_object_frames(_object_heads(_episode_ends(rlmb_minatar())))))
+
+
+@register_hparams
+def rlmb_minatar_rewarded():
+    """rlmb_minatar_objects' changes, and world-model windows half of which hold a reward
+    (`_rewarded_windows`)."""
+    return _rewarded_windows(_object_heads(_episode_ends(rlmb_minatar())))
 
 
 @register_hparams
