@@ -56,6 +56,11 @@ class BatchEnv(abc.ABC):
 
     def step(self, actions):
         observation, raw_reward, terminated, truncated = self._step(np.asarray(actions))
+        return self.count_step(observation, raw_reward, terminated, truncated)
+
+    def count_step(self, observation, raw_reward, terminated, truncated):
+        """The Step of what `_step` returned: rewards clipped, the episodes' running totals
+        advanced, and reported and reset where an episode ended."""
         raw_reward = raw_reward.astype(np.float32)
         reward = np.sign(raw_reward) if self.clip_rewards else raw_reward
         self._returns += raw_reward

@@ -118,18 +118,12 @@ class SimulatedBatchEnv(BatchEnv):
         columns, self._history, self._on_last_frame, stack, last_values = tf.nest.map_structure(
             lambda tensor: tensor.numpy(), (columns, history, on_last_frame, stack, last_values))
         observations, actions, log_probs, values, raw_rewards, dones = columns
-        rewards = np.sign(raw_rewards) if self.clip_rewards else raw_rewards
-        stats = EpisodeStats()
-        for raw_reward, reward, done in zip(raw_rewards, rewards, dones):  # BatchEnv.step's running totals
-            self._returns += raw_reward
-            self._clipped_returns += reward
-            self._lengths += 1
-            stats.returns += self._returns[done].tolist()
-            stats.clipped_returns += self._clipped_returns[done].tolist()
-            stats.lengths += self._lengths[done].tolist()
-            for running_total in (self._returns, self._clipped_returns, self._lengths):
-                running_total[done] = 0
-        rollout = Rollout(observations, actions, log_probs, values, rewards, dones, last_values)
+        stats, rewards = EpisodeStats(), []
+        for raw_reward, done in zip(raw_rewards, dones):  # what BatchEnv.step counts, step by step
+            step = self.count_step(None, raw_reward, done, np.zeros_like(done))
+            stats.add(step)
+            rewards.append(step.reward)
+        rollout = Rollout(observations, actions, log_probs, values, np.stack(rewards), dones, last_values)
         return rollout, stack, stats
 
     def _rollout_graph(self, policy, stack_size, num_steps, history, state, on_last_frame, stack):
