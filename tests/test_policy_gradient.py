@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from conftest import assert_one_line_error
 from rlkit.hparams import create_hparams
-from rlkit.rl.experiments.runs import dev_version
+from rlkit.hparams import dev_version
 from rlkit.rl.experiments.curves import read_scalar
 from rlkit.rl.learners.policy_gradient import policy_gradient_loss, reinforce, returns_and_advantages
 from rlkit.rl.learners.returns import discounted_returns

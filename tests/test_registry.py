@@ -5,6 +5,7 @@ import pytest
 from conftest import assert_one_line_error
 from rlkit.errors import UserError
 from rlkit.hparams import HParams, create_hparams, get_hparams, list_hparams, register_hparams
+from rlkit.hparams.checks import check_hparams
 
 
 @register_hparams
@@ -126,9 +127,11 @@ def test_saved_runs_without_keys_added_later_get_their_old_behaviour(tmp_path):
     old = loop.values()
     del old["simulated_reward"], old["world_model"]["predict_episode_ends"], old["loop"]
     del old["world_model"]["full_resolution_action_layers"], old["world_model"]["rewarded_window_share"]
+    del old["world_model"]["family"], old["ppo"]["family"]
     (tmp_path / "hparams.json").write_text(json.dumps(old))
     restored = cli.saved_hparams(str(tmp_path))
-    assert restored.loop == "simple"  # sets state their loop since issue 65
+    assert restored.loop == "simple"  # sets state their loop since issue 65, their family too
+    assert (restored.world_model.family, restored.ppo.family) == ("next_frame", "ppo")
     assert restored.simulated_reward == "likeliest" and restored.world_model.predict_episode_ends is False
     assert restored.world_model.full_resolution_action_layers == 0
     assert restored.world_model.rewarded_window_share == 0.0
@@ -140,22 +143,25 @@ def test_saved_runs_without_keys_added_later_get_their_old_behaviour(tmp_path):
     dreamer = create_hparams("dreamer_v2_tiny", "rewarded_sequence_share=0.5,world_model.unimix=0.01,episodic_life=True")
     old = dreamer.values()
     del old["rewarded_sequence_share"], old["world_model"]["unimix"], old["episodic_life"]
+    del old["world_model"]["family"], old["actor_critic"]["family"]
     (tmp_path / "hparams.json").write_text(json.dumps(old))
     restored = cli.saved_hparams(str(tmp_path))
+    assert (restored.world_model.family, restored.actor_critic.family) == ("rssm", "dreamer_actor_critic")
     assert (restored.rewarded_sequence_share, restored.world_model.unimix, restored.episodic_life) == (0.0, 0.0, False)
 
     model_free = get_hparams("rlmf_minatar")
     (tmp_path / "hparams.json").write_text(model_free.to_json())
     assert cli.saved_hparams(str(tmp_path)) == model_free
     old = model_free.values()
-    del old["loop"]
+    del old["loop"], old["ppo"]["family"]
     (tmp_path / "hparams.json").write_text(json.dumps(old))
     assert cli.saved_hparams(str(tmp_path)) == model_free
 
 
 def test_every_archived_run_reads_back_with_the_loop_it_ran():
-    """The archive's runs (docs/results/runs) were saved before sets stated their loop: read back,
-    each names the loop its set names today."""
+    """The archive's runs (docs/results/runs) were saved before sets stated their loop and their
+    nested sets' families: read back, each names the loop and families its set names today, and
+    passes today's checks."""
     import glob
     import os
 
@@ -169,7 +175,12 @@ def test_every_archived_run_reads_back_with_the_loop_it_ran():
         if not run.get("hparams_set") or not os.path.exists(saved_path):
             continue
         saved = with_keys_added_later(HParams.from_dict(json.load(open(saved_path))))
-        assert saved.loop == create_hparams(run["hparams_set"], run.get("hparams", "")).loop, path
+        today = create_hparams(run["hparams_set"], run.get("hparams", ""))
+        assert saved.loop == today.loop, path
+        for name in saved.values():
+            if isinstance(saved.get(name), HParams) and name in today:
+                assert saved.get(name).family == today.get(name).family, (path, name)
+        check_hparams(saved)
         checked += 1
     assert checked >= 100
 

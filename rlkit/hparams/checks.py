@@ -1,16 +1,23 @@
 """What each hparam may hold, checked whenever a set is built and overrides are applied.
 
-One rule per hparam name (the same name means the same thing in every set), plus the few rules
-that tie names together. A broken rule is one UserError line naming the hparam, its value and
-what is allowed:
+Rules belong to families of sets, registered beside the family's sets (`register_family`): PPO's
+in rlkit.hparams.ppo_sets, the RSSM's in rlkit.hparams.dreamer_sets, and so on. A nested set
+states its family (`family="ppo"`) and follows that family's rules; a top-level set follows the
+run's rules (env, evaluation, collection: rlkit.hparams.env_sets) and its loop's (`loop`). So a
+name two families share (`learning_rate_schedule`, `hidden_size`) has a rule in each, never one
+by accident. Each family also has rules that tie its values together. A broken rule is one
+UserError line naming the hparam, its value and what is allowed:
 
     hparam 'epochs' = 0: must be an integer > 0
 
 Names that pick a registered component (`base_algo`, `model`, `policy_network`) and `game` are
 checked against their registries and the env by the commands before anything is written
 (`rlkit.rl.learners.learner.check_learner`, `rlkit.data_generators.make_env.check_game`). Every name in
-rlkit's registered sets has a rule here; tests/test_bad_input.py holds them to it.
+rlkit's registered sets has a rule in its family; tests/test_bad_input.py holds them to it.
 """
+
+import dataclasses
+from typing import Callable
 
 from rlkit.errors import UserError
 from rlkit.hparams.hparam import HParams
@@ -58,89 +65,55 @@ def non_empty(value):
     return None if value.strip() else "a non-empty name"
 
 
-# The world models' schedules (rlkit.models.optimizers.SCHEDULES) and PPO's (rlkit.rl.learners.schedules).
-WORLD_MODEL_SCHEDULES = ("constant", "linear_warmup", "linear_warmup_rsqrt_decay")
-PPO_SCHEDULES = ("constant", "linear")
+# Learners' learning-rate schedules (rlkit.rl.learners.schedules); the world models' are
+# rlkit.models.optimizers.SCHEDULES, checked beside their sets.
+LEARNER_SCHEDULES = ("constant", "linear")
 
-RULES = {
-    # Env and data.
-    "game": non_empty,
-    "frame_height": positive, "frame_width": positive, "frame_skip": positive, "frame_stack_size": positive,
-    "grayscale": anything, "sticky_actions": anything, "episodic_life": anything, "max_episode_frames": positive, "max_num_noops": non_negative,
-    "num_envs": positive, "real_num_workers": non_negative, "num_agent_steps": positive, "shard_steps": positive,
-    # Evaluation.
-    "eval_batch_size": positive, "final_eval_batch_size": positive, "eval_step_limit": positive, "eval_max_num_noops": non_negative,
-    "eval_sampling_temps": non_empty_list_of(non_negative), "eval_every_iterations": positive,
-    "reward_accuracy_lengths": non_empty_list_of(positive), "reward_accuracy_rollouts": positive,
-    # Model-free training and PPO.
-    "base_algo": non_empty, "policy_network": non_empty, "mlp_hidden_sizes": list_of(positive),
-    "num_env_steps": positive, "rollout_length": positive, "checkpoint_every_iterations": positive,
-    "learning_rate": positive, "optimization_epochs": positive, "num_minibatches": positive,
-    "gamma": discount, "gae_lambda": discount, "clip_coef": positive, "entropy_coef": non_negative,
-    "value_coef": non_negative, "max_gradient_norm": positive, "dropout": probability,
-    "minibatch_time_steps": non_negative, "advantage_normalization": one_of("rollout", "minibatch"),
-    "adam_beta1": probability, "adam_beta2": probability, "adam_epsilon": positive,
-    # DQN.
-    "rmsprop_decay": probability, "optimizer_epsilon": positive, "rmsprop_centered": anything,
-    "replay_capacity": positive, "learning_starts": non_negative, "update_period": positive,
-    "target_update_period": positive, "epsilon_start": probability, "epsilon_final": probability,
-    "epsilon_decay_steps": non_negative, "eval_epsilon": probability, "double": anything, "dueling": anything,
-    "n_step": positive, "prioritized": anything, "priority_exponent": non_negative,
-    "importance_exponent_start": probability, "eval_every_steps": positive, "log_every_steps": positive,
-    # REINFORCE and A2C.
-    "train_on": one_of("steps", "episodes"), "advantage": one_of("returns", "gae"),
-    "normalize_advantages": anything, "solved_return": anything,
-    # NAF.
-    "target_update_rate": probability, "exploration_noise_start": non_negative,
-    "exploration_noise_final": non_negative, "exploration_noise_decay_steps": non_negative,
-    # The SimPLe loop.
-    "epochs": positive, "num_real_env_steps": positive, "real_num_envs": positive, "real_rollout_length": positive,
-    "initial_collection": non_empty, "collection": one_of("learner", "policy"),
-    "simulated_num_envs": positive, "simulated_ppo_iterations": positive, "simulated_temperature": non_negative,
-    "simulated_reward": one_of("likeliest", "expected"),
-    "longer_training_epochs": list_of(non_negative), "longer_training_factor": positive,
-    "simulated_rollout_length": positive, "simulated_steps_per_epoch": positive,
-    # World models.
-    "model": non_empty, "num_context_frames": positive, "num_target_frames": positive, "hidden_size": positive,
-    "num_compress_steps": positive, "filter_double_steps": non_negative, "num_hidden_layers": positive,
-    "residual_dropout": probability, "input_noise": probability, "recurrent_state_size": non_negative,
-    "single_frame": anything, "predict_episode_ends": anything, "full_resolution_action_layers": non_negative,
-    "pixel_loss_cutoff": non_negative, "changed_pixel_weight": positive, "reward_loss_coef": non_negative,
-    "end_loss_coef": non_negative,
-    "rewarded_window_share": probability, "ending_window_share": probability,
-    "end_target": one_of("last_frame", "ending_step"), "head_pooling": one_of("mean", "mean_and_max"),
-    "frame_decoding": one_of("likeliest", "objects"),
-    "learning_rate_warmup_steps": non_negative, "clip_grad_norm": positive, "batch_size": positive,
-    "mixed_precision": anything, "train_steps": positive, "save_checkpoints_steps": positive,
-    "save_summary_steps": positive, "keep_checkpoints": positive, "dream_length": positive,
-    "bottleneck_bits": positive, "bottleneck_noise": non_negative, "bit_flip_probability": probability,
-    "latent_discriminator_filters": positive, "latent_predictor_state_size": positive,
-    "latent_predictor_dropout": probability, "bit_loss_coef": non_negative,
-    "discretize_warmup_steps": non_negative, "latent_rnn_warmup_steps": non_negative,
-    "latent_rnn_max_sampling": probability, "latent_use_max_probability": probability,
-    "scheduled_sampling_steps": non_negative, "scheduled_sampling_max_prob": probability,
-    # DreamerV2's world model (rlkit.models.rssm)
-    "deter_size": positive, "stoch_groups": positive, "stoch_classes": positive, "encoder_depth": positive,
-    "encoder_kernels": non_empty_list_of(positive), "encoder_strides": non_empty_list_of(positive),
-    "decoder_kernels": list_of(positive), "head_units": positive, "head_layers": non_negative,
-    "kl_scale": non_negative, "kl_balance": probability, "free_nats": non_negative, "continue_scale": non_negative,
-    "unimix": probability,
-    # and its actor-critic (rlkit.rl.learners.dreamer)
-    "actor_critic_units": positive, "actor_critic_layers": non_negative,
-    "actor_learning_rate": positive, "critic_learning_rate": positive, "horizon": positive, "return_lambda": discount,
-    "imagine_starts": non_negative,  # 0: every posterior state of the batch
-    # and its loop (rlkit.rl.loops.dreamer)
-    "loop": one_of("model_free", "simple", "dreamer"), "train_ratio": positive, "prefill_steps": non_negative,
-    "rewarded_sequence_share": probability, "reward_transform": one_of("env", "tanh"),
-    "compute_dtype": one_of("float32", "bfloat16", "auto"),
-    "log_every_updates": positive, "offline_data_dir": anything, "offline_updates": positive,
-    "offline_checkpoint_updates": positive,
-}
+# The policy network every learner's set names (rlkit.models.policy_networks), shared on purpose.
+POLICY_NETWORK_RULES = {"policy_network": non_empty, "dropout": probability, "mlp_hidden_sizes": list_of(positive)}
 
 
-def _learning_rate_schedule(value, owner):
-    """PPO's schedules or the world models' (a world-model set names its `model`)."""
-    return one_of(*(WORLD_MODEL_SCHEDULES if "model" in owner else PPO_SCHEDULES))(value)
+@dataclasses.dataclass
+class Family:
+    """The rules of one family of sets: one per hparam name, and `together(hparams, prefix,
+    run)` for rules that tie values together (run: the top-level set the family's set is in);
+    and `dev(hparams, run)`, which shrinks a set of the family for debugging (`dev_version`)."""
+    rules: dict
+    together: Callable = None
+    dev: Callable = None
+
+
+_FAMILIES = {}
+RUN = "run"  # top-level sets: the env, evaluation and collection values (rlkit.hparams.env_sets)
+
+
+def register_family(name, rules, together=None, dev=None):
+    """Registers the rules of the sets whose `family` is `name` (the loops' rules under the loop's
+    name, applied to the top-level sets whose `loop` it is)."""
+    assert name not in _FAMILIES, name
+    _FAMILIES[name] = Family(rules, together, dev)
+
+
+def families():
+    return sorted(_FAMILIES)
+
+
+def _families_of(hparams, top_level):
+    """The families whose rules a set follows: its `family`'s; a top-level set follows the run's
+    rules and its `loop`'s."""
+    if "family" in hparams:
+        return [_FAMILIES[hparams.family]]
+    if top_level:
+        return [_FAMILIES[RUN]] + ([_FAMILIES[hparams.loop]] if hparams.get("loop") in _FAMILIES else [])
+    return []  # a nested set of a run saved before sets stated their family and not given one on reading
+
+
+def rules_of(hparams, top_level=True):
+    """Every name's rule for `hparams` (not its nested sets), from its families."""
+    rules = {"family": one_of(*_FAMILIES)}
+    for family in _families_of(hparams, top_level):
+        rules.update(family.rules)
+    return rules
 
 
 def _broken(rule, value):
@@ -149,21 +122,64 @@ def _broken(rule, value):
     return rule(value)
 
 
-def check_hparams(hparams, prefix=""):
-    """Raises UserError for the first value that breaks its rule; returns `hparams`."""
+def check_hparams(hparams, prefix="", run=None):
+    """Raises UserError for the first value that breaks its family's rule; returns `hparams`."""
+    top_level = run is None
+    run = hparams if top_level else run
+    if hparams.get("family", RUN) not in _FAMILIES:
+        raise UserError(f"hparam {prefix + 'family'!r} = {hparams.family!r}: must be one of {', '.join(families())}")
+    rules = rules_of(hparams, top_level)
     for name, value in hparams.values().items():
         if isinstance(hparams.get(name), HParams):
-            check_hparams(hparams.get(name), f"{prefix}{name}.")
+            check_hparams(hparams.get(name), f"{prefix}{name}.", run)
             continue
-        if name == "learning_rate_schedule":
-            allowed = _learning_rate_schedule(value, hparams)
-        else:
-            rule = RULES.get(name)
-            allowed = _broken(rule, value) if rule else None
+        rule = rules.get(name)
+        allowed = _broken(rule, value) if rule else None
         if allowed:
             raise UserError(f"hparam {prefix + name!r} = {value!r}: must be {allowed}")
-    _check_together(hparams, prefix)
+    for family in _families_of(hparams, top_level):
+        if family.together is not None:
+            family.together(hparams, prefix, run)
     return hparams
+
+
+DEV_STEPS = 400  # real agent steps of a dev run that counts them in num_env_steps
+
+
+def shrink(hparams, name, value):
+    """Sets `name` to at most `value`, where `hparams` has it."""
+    if name in hparams and not isinstance(hparams.get(name), HParams):
+        current = hparams.get(name)
+        setattr(hparams, name, type(current)(min(current, value)) if isinstance(current, (int, float)) else value)
+
+
+def dev_version(hparams):
+    """`hparams` shrunk for debugging (`python -m rlkit.rl.lab --mode=dev`), each set by its
+    family's `dev`: the run's values first (one env, one short evaluation episode per setting),
+    then the nested sets', then the loop's (a few hundred real steps or two short epochs, an
+    update, checkpoint, summary and evaluation every few iterations). Network sizes and learning
+    values stay as the set has them."""
+    hparams = hparams.copy()
+    run_family, *loop_family = _families_of(hparams, top_level=True)
+    nested = [hparams.get(name) for name in hparams.values() if isinstance(hparams.get(name), HParams)]
+    for family, values in ([(run_family, hparams)] + [(f, n) for n in nested for f in _families_of(n, False)]
+                           + [(f, hparams) for f in loop_family]):
+        if family.dev is not None:
+            family.dev(values, hparams)
+    return hparams
+
+
+def fail(prefix, name, value, allowed):
+    """A broken rule that ties values together, as one UserError line."""
+    raise UserError(f"hparam {prefix + name!r} = {value!r}: {allowed}")
+
+
+def expect_family(hparams, name, family, prefix, example):
+    """A nested set in the role of `family` (a loop's learner or world model) must be one."""
+    nested = hparams.get(name)
+    stated = nested.get("family") if isinstance(nested, HParams) else None
+    if stated is not None and stated != family:
+        fail(prefix, name, f"<a {stated} set>", f"must be a {family} set here (for instance {name}={example})")
 
 
 def check_frame_decoding(world_model, pixel_values):
@@ -172,46 +188,3 @@ def check_frame_decoding(world_model, pixel_values):
     if world_model.frame_decoding == "objects" and pixel_values != 2:
         raise UserError(f"world_model.frame_decoding=objects is for on/off frames (MinAtar's), not frames of "
                         f"{pixel_values} values: use frame_decoding=likeliest")
-
-
-def _fail(prefix, name, value, allowed):
-    raise UserError(f"hparam {prefix + name!r} = {value!r}: {allowed}")
-
-
-def _check_together(hparams, prefix):
-    """Rules that tie the values of one set together."""
-    get = hparams.get
-    if "filter_double_steps" in hparams and get("filter_double_steps") > get("num_compress_steps"):
-        _fail(prefix, "filter_double_steps", get("filter_double_steps"),
-              f"must be at most num_compress_steps ({get('num_compress_steps')})")
-    if get("rewarded_window_share", 0.0) + get("ending_window_share", 0.0) > 1.0:
-        _fail(prefix, "ending_window_share", get("ending_window_share"),
-              f"with rewarded_window_share ({get('rewarded_window_share')}) must add up to at most 1")
-    if get("single_frame") and not get("recurrent_state_size"):
-        _fail(prefix, "single_frame", True, "needs recurrent_state_size > 0 (the state is the model's only memory)")
-    if get("model") == "rssm" and get("mixed_precision"):  # the estimator's float16 is for SimPLe's models
-        _fail(prefix, "mixed_precision", True, "DreamerV2's world model (rssm) computes in float32 only "
-              "(docs/dreamer.md, 'Differences from the paper'): drop the override")
-    if "epochs" in hparams and "num_real_env_steps" in hparams:
-        if get("num_real_env_steps") < get("epochs"):
-            _fail(prefix, "num_real_env_steps", get("num_real_env_steps"),
-                  f"must be at least epochs ({get('epochs')}): each epoch collects real steps")
-    if get("loop") == "dreamer" and get("prefill_steps") >= get("num_env_steps") and not get("offline_data_dir"):
-        _fail(prefix, "prefill_steps", get("prefill_steps"), f"must be below num_env_steps ({get('num_env_steps')})")
-    # PPO splits each rollout of envs x rollout_length steps into num_minibatches.
-    algo = get("base_algo")
-    learner = get(algo) if isinstance(algo, str) and isinstance(get(algo), HParams) else None
-    if learner is not None and "num_minibatches" in learner and "rollout_length" in learner:
-        rollouts = [(envs, "rollout_length", get(envs) * learner.rollout_length)
-                    for envs in ("num_envs", "simulated_num_envs") if envs in hparams]
-        if get("collection") == "learner":
-            rollouts.append(("real_num_envs", "real_rollout_length", get("real_num_envs") * get("real_rollout_length")))
-        for envs, length, steps in rollouts:
-            if learner.get("minibatch_time_steps"):  # minibatches of time steps (SimPLe's PPO)
-                time_steps = steps // get(envs) * learner.optimization_epochs
-                if learner.minibatch_time_steps > time_steps:
-                    _fail(prefix, f"{algo}.minibatch_time_steps", learner.minibatch_time_steps,
-                          f"must be at most {length} x optimization_epochs ({time_steps}), or 0 for num_minibatches")
-            elif learner.num_minibatches > steps:
-                _fail(prefix, f"{algo}.num_minibatches", learner.num_minibatches,
-                      f"must be at most {envs} x {length} ({steps} steps per rollout)")

@@ -1,8 +1,45 @@
 """Off-policy learners' sets: DQN's and NAF's values, held by model-free sets as `hparams.dqn`
 or `hparams.naf`."""
 
+from rlkit.hparams.checks import (LEARNER_SCHEDULES, POLICY_NETWORK_RULES, anything, discount, non_negative, one_of,
+                                  positive, probability, register_family, shrink, DEV_STEPS)
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
+
+# Q-learning from a replay memory (rlkit.rl.learners.q_learning), the same in DQN and NAF.
+REPLAY_LEARNING_RULES = dict(
+    POLICY_NETWORK_RULES,
+    learning_rate=positive, learning_rate_schedule=one_of(*LEARNER_SCHEDULES), gamma=discount,
+    batch_size=positive, replay_capacity=positive, learning_starts=non_negative, update_period=positive,
+    target_update_period=positive, n_step=positive, prioritized=anything, priority_exponent=non_negative,
+    importance_exponent_start=probability,
+)
+def shrink_replay_learner_for_dev(learner, run):
+    """Learning, target syncs and exploration's decay within a few hundred steps, a small replay;
+    a model-free dev run is DEV_STEPS steps. (A learner set the run does not train with stays.)"""
+    if run.get("base_algo") != learner.family:
+        return
+    for name, value in (("learning_starts", 100), ("target_update_period", 100), ("epsilon_decay_steps", 200),
+                        ("replay_capacity", 10_000), ("exploration_noise_decay_steps", 200)):
+        shrink(learner, name, value)
+    if run.get("loop") == "model_free":
+        run.num_env_steps = min(run.num_env_steps, DEV_STEPS)
+        for name, value in (("shard_steps", 50), ("eval_every_steps", 100), ("log_every_steps", 10)):
+            shrink(run, name, value)
+
+
+register_family("dqn", dict(
+    REPLAY_LEARNING_RULES,
+    rmsprop_decay=probability, optimizer_epsilon=positive, rmsprop_centered=anything, epsilon_start=probability,
+    epsilon_final=probability, epsilon_decay_steps=non_negative, eval_epsilon=probability, double=anything,
+    dueling=anything,
+), dev=shrink_replay_learner_for_dev)
+register_family("naf", dict(
+    REPLAY_LEARNING_RULES,
+    target_update_rate=probability, exploration_noise=one_of("gaussian", "ornstein_uhlenbeck"),
+    exploration_noise_start=non_negative, exploration_noise_final=non_negative,
+    exploration_noise_decay_steps=non_negative, ou_theta=probability, reward_scale=positive,
+), dev=shrink_replay_learner_for_dev)
 
 
 @register_hparams
@@ -13,6 +50,7 @@ def dqn_nature_params():
     optimizer), epsilon 1 -> 0.1 over 1M agent steps, evaluation at epsilon 0.05, the Huber loss
     (the paper's error clipping), no gradient clipping."""
     return HParams(
+        family="dqn",
         policy_network="nature_cnn",      # a registered torso (rlkit.models.policy_networks)
         dropout=0.0,
         mlp_hidden_sizes=[64, 64],         # used by the mlp torso only
@@ -128,6 +166,7 @@ def naf_pendulum_params():
     agent steps, each followed by a soft target update at rate 0.01, Gaussian exploration noise
     of 0.3 of the half action range falling to 0.1 over 10K steps."""
     return HParams(
+        family="naf",
         policy_network="mlp",
         dropout=0.0,
         mlp_hidden_sizes=[200, 200],
@@ -140,9 +179,12 @@ def naf_pendulum_params():
         update_period=2,
         target_update_period=2,            # agent steps between target updates
         target_update_rate=0.01,           # tau: target <- tau * online + (1 - tau) * target
-        exploration_noise_start=0.3,       # Gaussian noise, a share of the half action range
+        exploration_noise="gaussian",      # or "ornstein_uhlenbeck": temporally correlated (as malmomo's NAF)
+        exploration_noise_start=0.3,       # the noise's standard deviation, a share of the half action range
         exploration_noise_final=0.1,
         exploration_noise_decay_steps=10_000,
+        ou_theta=0.15,                     # Ornstein-Uhlenbeck's pull to 0 per step (DDPG's 0.15)
+        reward_scale=1.0,                  # rewards are multiplied by this before the TD targets
         n_step=1,
         prioritized=False,
         priority_exponent=0.6,

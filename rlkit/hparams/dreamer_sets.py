@@ -12,8 +12,60 @@ from rlkit.hparams.env_sets import (
     env_atari_sticky,
     env_minatar,
 )
+from rlkit.hparams.checks import (anything, discount, expect_family, fail, non_empty_list_of, non_negative, one_of,
+                                  list_of, positive, probability, register_family, shrink, DEV_STEPS)
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
+from rlkit.hparams.world_model_sets import WORLD_MODEL_RULES, check_window_shares
+
+
+def check_rssm_together(world_model, prefix, run):
+    check_window_shares(world_model, prefix)
+    if world_model.mixed_precision:  # the estimator's float16 is for SimPLe's models
+        fail(prefix, "mixed_precision", True, "DreamerV2's world model (rssm) computes in float32 only "
+             "(docs/dreamer.md, 'Differences from the paper'): drop the override")
+
+
+def check_dreamer_loop_together(run, prefix, _):
+    expect_family(run, "world_model", "rssm", prefix, "rssm_minatar")
+    expect_family(run, "actor_critic", "dreamer_actor_critic", prefix, "dreamer_actor_critic_minatar")
+    if run.prefill_steps >= run.num_env_steps and not run.offline_data_dir:
+        fail(prefix, "prefill_steps", run.prefill_steps, f"must be below num_env_steps ({run.num_env_steps})")
+
+
+def shrink_dreamer_loop_for_dev(run, _):
+    """DEV_STEPS real steps after 100 random ones, a gradient step every 4 env steps at most."""
+    run.num_env_steps = min(run.num_env_steps, DEV_STEPS)
+    for name, value in (("prefill_steps", 100), ("shard_steps", 50), ("eval_every_steps", 200),
+                        ("log_every_steps", 50), ("log_every_updates", 10), ("offline_updates", 20),
+                        ("reward_accuracy_rollouts", 4)):
+        shrink(run, name, value)
+    world_model = run.world_model  # its batch already shrunk
+    replayed_per_update = world_model.batch_size * (world_model.num_context_frames + world_model.num_target_frames)
+    run.train_ratio = min(run.train_ratio, max(1, replayed_per_update // 4))
+
+
+register_family("rssm", dict(
+    WORLD_MODEL_RULES,
+    deter_size=positive, stoch_groups=positive, stoch_classes=positive, unimix=probability, encoder_depth=positive,
+    encoder_kernels=non_empty_list_of(positive), encoder_strides=non_empty_list_of(positive),
+    decoder_kernels=list_of(positive), head_units=positive, head_layers=non_negative, kl_scale=non_negative,
+    kl_balance=probability, free_nats=non_negative, continue_scale=non_negative,
+), together=check_rssm_together, dev=lambda world_model, _: shrink(world_model, "batch_size", 2))
+register_family("dreamer_actor_critic", dict(
+    actor_critic_units=positive, actor_critic_layers=non_negative, actor_learning_rate=positive,
+    critic_learning_rate=positive, clip_grad_norm=positive, entropy_coef=non_negative, gamma=discount,
+    horizon=positive, return_lambda=discount, imagine_starts=non_negative,  # 0: every posterior state of the batch
+    target_update_period=positive,
+), dev=lambda actor_critic, _: shrink(actor_critic, "horizon", 5))
+register_family("dreamer", dict(  # the loop's own values, beside the run's (rlkit.hparams.env_sets)
+    num_env_steps=positive, prefill_steps=non_negative, train_ratio=positive, rewarded_sequence_share=probability,
+    reward_transform=one_of("env", "tanh"), compute_dtype=one_of("float32", "bfloat16", "auto"),
+    replay_capacity=positive, eval_every_steps=positive, log_every_steps=positive, log_every_updates=positive,
+    offline_data_dir=anything, offline_updates=positive, offline_checkpoint_updates=positive,
+    simulated_temperature=non_negative, simulated_reward=one_of("likeliest", "expected"),
+    reward_accuracy_lengths=non_empty_list_of(positive), reward_accuracy_rollouts=positive,
+), together=check_dreamer_loop_together, dev=shrink_dreamer_loop_for_dev)
 
 
 @register_hparams
@@ -24,6 +76,7 @@ def rssm_atari():
     Batch: the paper's 50 sequences of 50; the released code's 16 x 50 fits a smaller GPU
     (batch_size=16 gives it)."""
     return HParams(
+        family="rssm",
         model="rssm",
         # Windows: num_context_frames frames filtered before the imagined steps of the interface
         # (imagine, the player); training windows are context + target steps long.
@@ -130,6 +183,7 @@ def dreamer_actor_critic_atari():
     epsilon 1e-5 and clip 100, entropy 1e-3 (REINFORCE for discrete actions), the slow critic
     copied every 100 updates. A component of the Dreamer loop sets."""
     return HParams(
+        family="dreamer_actor_critic",
         actor_critic_units=400,
         actor_critic_layers=4,
         actor_learning_rate=4e-5,

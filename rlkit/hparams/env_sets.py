@@ -4,8 +4,31 @@
 they need (`hparams = env_atari(); hparams.add_hparam("epochs", 15)`).
 """
 
+from rlkit.hparams.checks import (RUN, anything, non_empty, non_empty_list_of, non_negative, one_of, positive,
+                                  register_family, shrink)
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
+
+
+
+def shrink_run_for_dev(run, _):
+    for name in ("num_envs", "eval_batch_size", "final_eval_batch_size"):
+        shrink(run, name, 1)
+    shrink(run, "eval_step_limit", 100)
+
+
+# Every top-level set's env, evaluation and collection values (a training set adds its loop's:
+# rlkit.hparams.rlmf_sets, rlmb_sets, dreamer_sets).
+register_family(RUN, {
+    "game": non_empty, "frame_height": positive, "frame_width": positive, "grayscale": anything,
+    "frame_skip": positive, "max_num_noops": non_negative, "sticky_actions": anything,
+    "max_episode_frames": positive, "episodic_life": anything, "frame_stack_size": positive,
+    "real_num_workers": non_negative,
+    "eval_sampling_temps": non_empty_list_of(non_negative), "eval_max_num_noops": non_negative,
+    "eval_batch_size": positive, "eval_step_limit": positive, "final_eval_batch_size": positive,
+    "num_envs": positive, "num_agent_steps": positive, "shard_steps": positive,
+    "loop": one_of("model_free", "simple", "dreamer"),
+}, dev=shrink_run_for_dev)
 
 
 @register_hparams

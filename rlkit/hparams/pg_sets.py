@@ -1,8 +1,23 @@
 """Policy-gradient learners' sets: REINFORCE's and A2C's values, held by model-free sets as
 `hparams.reinforce` or `hparams.a2c` (rlkit.rl.learners.policy_gradient)."""
 
+from rlkit.hparams.checks import (LEARNER_SCHEDULES, POLICY_NETWORK_RULES, anything, discount, non_negative, one_of,
+                                  positive, probability, register_family)
 from rlkit.hparams.hparam import HParams
+from rlkit.hparams.ppo_sets import shrink_on_policy_learner_for_dev
 from rlkit.hparams.registry import register_hparams
+
+# A2C's and REINFORCE's values mean the same in both (one learner, rlkit.rl.learners.policy_gradient).
+POLICY_GRADIENT_RULES = dict(
+    POLICY_NETWORK_RULES,
+    learning_rate=positive, learning_rate_schedule=one_of(*LEARNER_SCHEDULES), gamma=discount,
+    rmsprop_decay=probability, optimizer_epsilon=positive, rmsprop_centered=anything,
+    train_on=one_of("steps", "episodes"), rollout_length=positive, advantage=one_of("returns", "gae"),
+    gae_lambda=discount, normalize_advantages=anything, value_coef=non_negative, entropy_coef=non_negative,
+    max_gradient_norm=positive,
+)
+register_family("a2c", POLICY_GRADIENT_RULES, dev=shrink_on_policy_learner_for_dev)
+register_family("reinforce", POLICY_GRADIENT_RULES, dev=shrink_on_policy_learner_for_dev)
 
 
 @register_hparams
@@ -12,6 +27,7 @@ def a2c_atari_params():
     at 7e-4 decaying linearly to 0 (squared-gradient decay 0.99, epsilon 1e-5), entropy bonus
     0.01, value loss 0.5 x MSE, gradients clipped to norm 0.5."""
     return HParams(
+        family="a2c",
         policy_network="nature_cnn",        # a registered model (rlkit.models.policy_networks)
         dropout=0.0,
         mlp_hidden_sizes=[64, 64],           # used by the mlp network only
@@ -61,6 +77,7 @@ def reinforce_cartpole_params():
     returns, Adam at 2e-3 (SLM-Lab's REINFORCE CartPole rate) decaying linearly, advantages
     normalised per batch, a small entropy bonus."""
     return HParams(
+        family="reinforce",
         policy_network="two_mlps",           # separate policy and value MLPs
         dropout=0.0,
         mlp_hidden_sizes=[64, 64],

@@ -1,7 +1,52 @@
 """PPO hparam sets: the learner's values, held by loop and model-free sets as `hparams.ppo`."""
 
+from rlkit.hparams.checks import (LEARNER_SCHEDULES, POLICY_NETWORK_RULES, discount, fail, non_negative, one_of,
+                                  positive, probability, register_family, shrink)
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
+
+
+def check_rollout_split(ppo, prefix, run):
+    """Each rollout of envs x rollout_length steps (the run's real and simulated ones, where PPO
+    is the run's learner) splits into minibatches of samples or of time steps."""
+    if run.get("base_algo") != "ppo":
+        return
+    rollouts = [(envs, "rollout_length", run.get(envs) * ppo.rollout_length)
+                for envs in ("num_envs", "simulated_num_envs") if envs in run]
+    if run.get("collection") == "learner":
+        rollouts.append(("real_num_envs", "real_rollout_length", run.real_num_envs * run.real_rollout_length))
+    for envs, length, steps in rollouts:
+        if ppo.minibatch_time_steps:  # minibatches of time steps (SimPLe's PPO)
+            time_steps = steps // run.get(envs) * ppo.optimization_epochs
+            if ppo.minibatch_time_steps > time_steps:
+                fail(prefix, "minibatch_time_steps", ppo.minibatch_time_steps,
+                     f"must be at most {length} x optimization_epochs ({time_steps}), or 0 for num_minibatches")
+        elif ppo.num_minibatches > steps:
+            fail(prefix, "num_minibatches", ppo.num_minibatches,
+                 f"must be at most {envs} x {length} ({steps} steps per rollout)")
+
+
+def shrink_on_policy_learner_for_dev(learner, run):
+    """Short rollouts in one minibatch; a model-free dev run is 8 of them, evaluated every 4.
+    (A learner set the run does not train with stays as it is.)"""
+    if run.get("base_algo") != learner.family:
+        return
+    shrink(learner, "rollout_length", 32)
+    shrink(learner, "num_minibatches", 1)
+    if run.get("loop") == "model_free":
+        run.num_env_steps = min(run.num_env_steps, 8 * run.num_envs * learner.rollout_length)
+        shrink(run, "checkpoint_every_iterations", 2)
+        shrink(run, "eval_every_iterations", 4)
+
+
+register_family("ppo", dict(
+    POLICY_NETWORK_RULES,
+    learning_rate=positive, learning_rate_schedule=one_of(*LEARNER_SCHEDULES), gamma=discount, gae_lambda=discount,
+    clip_coef=positive, value_coef=non_negative, entropy_coef=non_negative, optimization_epochs=positive,
+    rollout_length=positive, minibatch_time_steps=non_negative, num_minibatches=positive,
+    advantage_normalization=one_of("rollout", "minibatch"), max_gradient_norm=positive,
+    adam_beta1=probability, adam_beta2=probability, adam_epsilon=positive,
+), together=check_rollout_split, dev=shrink_on_policy_learner_for_dev)
 
 
 def with_sample_minibatches(hparams, num_minibatches):
@@ -22,6 +67,7 @@ def ppo_original_params():
     """SimPLe's PPO: lr 2.5e-4, gamma .99, lambda .95, clip .1, 3 epochs over 50-step rollouts
     in minibatches of 20 time steps, Adam(.85, .997, 1e-6) (tensor2tensor's ppo_original_params)."""
     return HParams(
+        family="ppo",
         policy_network="simple_policy_cnn",  # a registered model (rlkit.models.policy_networks)
         # SimPLe's set says dropout 0.1, but its policy's dropout layer ran in inference mode: inactive.
         dropout=0.0,

@@ -73,6 +73,9 @@ KEYS_ADDED_LATER = [
     ("train_ratio", "rewarded_sequence_share", 0.0),          # Dreamer loops
     ("train_ratio", "reward_transform", "env"),
     ("train_ratio", "compute_dtype", "float32"),
+    ("exploration_noise_start", "exploration_noise", "gaussian"),  # NAF (issue 66)
+    ("exploration_noise_start", "ou_theta", 0.15),
+    ("exploration_noise_start", "reward_scale", 1.0),
     ("clip_coef", "adam_beta1", 0.9),                         # PPO sets (issue 63: Keras's Adam before)
     ("clip_coef", "adam_beta2", 0.999),
     ("clip_coef", "adam_epsilon", 1e-7),
@@ -81,9 +84,24 @@ KEYS_ADDED_LATER = [
 ]
 
 
+def _family_by_role(name, nested):
+    """The family of a nested set saved before sets stated it (issue 65), from its place in the run:
+    a learner's set is held under the learner's name, a world model's names its model."""
+    if name == "world_model":
+        return "rssm" if nested.get("model") == "rssm" else "next_frame"
+    if name == "actor_critic":
+        return "dreamer_actor_critic"
+    return name if name in ("ppo", "a2c", "reinforce", "dqn", "naf") else None
+
+
 def with_keys_added_later(hparams):
     """`hparams` read from a saved run, its nested sets included, given each key of
-    KEYS_ADDED_LATER that its kind of set has today and it lacks; so code reads every key plainly."""
+    KEYS_ADDED_LATER that its kind of set has today and it lacks, and each nested set its
+    `family`; so code reads every key plainly."""
+    for name in hparams.values():
+        nested = hparams.get(name)
+        if isinstance(nested, HParams) and "family" not in nested and _family_by_role(name, nested):
+            nested.add_hparam("family", _family_by_role(name, nested))
     for marker, name, old_value in KEYS_ADDED_LATER:
         if marker in hparams and name not in hparams:
             hparams.add_hparam(name, old_value)

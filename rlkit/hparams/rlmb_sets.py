@@ -8,11 +8,46 @@ values with dotted names: `--hparams=world_model.hidden_size=64,ppo.learning_rat
 from rlkit.hparams.dqn_sets import dqn_original_params
 from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_minatar
 from rlkit.hparams.ppo_sets import ppo_original_params, with_sample_minibatches
+from rlkit.hparams.checks import (expect_family, fail, list_of, non_empty, non_empty_list_of, non_negative, one_of,
+                                  positive, register_family, shrink)
 from rlkit.hparams.registry import register_hparams
 from rlkit.hparams.world_model_sets import (next_frame_basic_stochastic_discrete,
                                             next_frame_basic_stochastic_discrete_long,
                                             next_frame_basic_stochastic_discrete_tiny, next_frame_minatar,
                                             next_frame_pixel_noise, next_frame_pong_cpu)
+
+
+def check_simple_loop_together(run, prefix, _):
+    expect_family(run, "world_model", "next_frame", prefix, "next_frame_minatar")
+    expect_family(run, run.base_algo, run.base_algo, prefix, "ppo_original_params")
+    if run.num_real_env_steps < run.epochs:
+        fail(prefix, "num_real_env_steps", run.num_real_env_steps,
+             f"must be at least epochs ({run.epochs}): each epoch collects real steps")
+
+
+def shrink_simple_loop_for_dev(run, _):
+    """Two epochs of 100 real steps from one env, short simulated rollouts, no longer training."""
+    run.epochs = 2
+    run.num_real_env_steps = 2 * 100
+    run.real_rollout_length = min(run.real_rollout_length, 10)
+    run.longer_training_epochs = []
+    for name, value in (("real_num_envs", 1), ("keep_checkpoints", 2), ("simulated_num_envs", 2),
+                        ("simulated_ppo_iterations", 4), ("shard_steps", 50), ("simulated_steps_per_epoch", 200),
+                        ("simulated_rollout_length", 10), ("checkpoint_every_iterations", 2),
+                        ("reward_accuracy_rollouts", 4)):
+        shrink(run, name, value)
+    run.reward_accuracy_lengths = [min(n, 12) for n in run.reward_accuracy_lengths]
+
+
+register_family("simple", dict(  # the loop's own values, beside the run's (rlkit.hparams.env_sets)
+    base_algo=non_empty, epochs=positive, num_real_env_steps=positive, initial_collection=non_empty,
+    collection=one_of("learner", "policy"), real_num_envs=positive, real_rollout_length=positive,
+    simulated_num_envs=positive, simulated_ppo_iterations=positive, simulated_rollout_length=positive,
+    simulated_steps_per_epoch=positive, simulated_temperature=non_negative,
+    simulated_reward=one_of("likeliest", "expected"), longer_training_epochs=list_of(non_negative),
+    longer_training_factor=positive, checkpoint_every_iterations=positive, keep_checkpoints=positive,
+    reward_accuracy_lengths=non_empty_list_of(positive), reward_accuracy_rollouts=positive,
+), together=check_simple_loop_together, dev=shrink_simple_loop_for_dev)
 
 
 @register_hparams

@@ -11,7 +11,19 @@ from rlkit.hparams.pg_sets import a2c_atari_params, a2c_cartpole_params, a2c_gae
 from rlkit.hparams.env_sets import add_eval_hparams, add_minatar_eval_hparams, env_atari, env_cartpole, env_minatar
 from rlkit.hparams.ppo_sets import (ppo_atari_nature_params, ppo_cartpole_params, ppo_minatar_params,
                                     ppo_original_params)
+from rlkit.hparams.checks import anything, expect_family, non_empty, positive, register_family, shrink
 from rlkit.hparams.registry import register_hparams
+
+
+def check_model_free_together(run, prefix, _):
+    expect_family(run, run.base_algo, run.base_algo, prefix, "ppo_atari_nature_params")
+
+
+register_family("model_free", dict(  # the loop's own values, beside the run's (rlkit.hparams.env_sets)
+    base_algo=non_empty, num_env_steps=positive, checkpoint_every_iterations=positive,
+    eval_every_iterations=positive, eval_every_steps=positive, log_every_steps=positive, keep_checkpoints=positive,
+    solved_return=anything,
+), together=check_model_free_together, dev=lambda run, _: shrink(run, "keep_checkpoints", 2))
 
 CARTPOLE_SOLVED = 475.0  # gymnasium's reward threshold for CartPole-v1: a run's `solved_return`
 

@@ -4,14 +4,68 @@ A world model's frame shape and number of actions are not hparams: they come fro
 models (the loop's env settings, or the data a standalone world model trains on).
 """
 
+from rlkit.hparams.checks import (anything, fail, non_empty, non_negative, one_of, positive, probability,
+                                  register_family, shrink)
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
+
+# rlkit.models.optimizers.SCHEDULES (the models' floor; the hparams sit below it).
+WORLD_MODEL_SCHEDULES = ("constant", "linear_warmup", "linear_warmup_rsqrt_decay")
+
+# Values every world model's set has (SimPLe's and DreamerV2's), read by the estimator and the windows.
+WORLD_MODEL_RULES = dict(
+    model=non_empty, num_context_frames=positive, num_target_frames=positive, hidden_size=positive,
+    batch_size=positive, learning_rate=positive, clip_grad_norm=positive, mixed_precision=anything,
+    train_steps=positive, save_checkpoints_steps=positive, save_summary_steps=positive, keep_checkpoints=positive,
+    dream_length=positive, predict_episode_ends=anything, rewarded_window_share=probability,
+    ending_window_share=probability,
+)
+
+
+def check_window_shares(world_model, prefix, run=None):
+    if world_model.rewarded_window_share + world_model.ending_window_share > 1.0:
+        fail(prefix, "ending_window_share", world_model.ending_window_share,
+             f"with rewarded_window_share ({world_model.rewarded_window_share}) must add up to at most 1")
+
+
+def check_next_frame_together(world_model, prefix, run):
+    check_window_shares(world_model, prefix)
+    if world_model.filter_double_steps > world_model.num_compress_steps:
+        fail(prefix, "filter_double_steps", world_model.filter_double_steps,
+             f"must be at most num_compress_steps ({world_model.num_compress_steps})")
+    if world_model.single_frame and not world_model.recurrent_state_size:
+        fail(prefix, "single_frame", True, "needs recurrent_state_size > 0 (the state is the model's only memory)")
+
+
+def shrink_next_frame_for_dev(world_model, _):
+    """50 training steps of batch 2 an epoch, a checkpoint every 25, summaries every 5."""
+    for name, value in (("train_steps", 50), ("batch_size", 2), ("save_checkpoints_steps", 25),
+                        ("save_summary_steps", 5)):
+        shrink(world_model, name, value)
+
+
+register_family("next_frame", dict(
+    WORLD_MODEL_RULES,
+    learning_rate_schedule=one_of(*WORLD_MODEL_SCHEDULES), learning_rate_warmup_steps=non_negative,
+    num_compress_steps=positive, filter_double_steps=non_negative, num_hidden_layers=positive, dropout=probability,
+    residual_dropout=probability, input_noise=probability, recurrent_state_size=non_negative, single_frame=anything,
+    full_resolution_action_layers=non_negative, pixel_loss_cutoff=non_negative, changed_pixel_weight=positive,
+    reward_loss_coef=non_negative, end_loss_coef=non_negative, end_target=one_of("last_frame", "ending_step"),
+    head_pooling=one_of("mean", "mean_and_max"), frame_decoding=one_of("likeliest", "objects"),
+    bottleneck_bits=positive, bottleneck_noise=non_negative, bit_flip_probability=probability,
+    latent_discriminator_filters=positive, latent_predictor_state_size=positive,
+    latent_predictor_dropout=probability, bit_loss_coef=non_negative, discretize_warmup_steps=non_negative,
+    latent_rnn_warmup_steps=non_negative, latent_rnn_max_sampling=probability,
+    latent_use_max_probability=probability, scheduled_sampling_steps=non_negative,
+    scheduled_sampling_max_prob=probability,
+), together=check_next_frame_together, dev=shrink_next_frame_for_dev)
 
 
 @register_hparams
 def next_frame_basic_deterministic():
     """SimPLe's deterministic world model: hidden 64, 6 compress steps, 1 target frame."""
     return HParams(
+        family="next_frame",
         model="next_frame_basic_deterministic",
         num_context_frames=4,
         num_target_frames=1,

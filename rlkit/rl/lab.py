@@ -33,7 +33,8 @@ from rlkit.data_generators.make_env import make_batch_env
 from rlkit.display import require_display
 from rlkit.errors import UserError, run_command
 from rlkit.rl.experiments.enjoy import Recorder, Window, choose_policy, enjoy
-from rlkit.rl.experiments.runs import check_set, dev_version, gin_spec, train
+from rlkit.hparams import dev_version
+from rlkit.rl.experiments.runs import check_set, gin_spec, train
 
 # The trainers and the policy export import TensorFlow (about 5 s): the modes import them when
 # they start, so a mistake in the flags is reported in well under a second.

@@ -3,7 +3,7 @@ process, a search trial or a benchmark run in a Ray worker (`train_in_dir`).
 
 A set trains with the loop `rlkit.rl.loops.loop_for` names (Dreamer's, SimPLe's or the
 model-free one); then its session graphs are drawn
-(`rlkit.rl.experiments.session_graphs`). `dev_version` shrinks a set for debugging.
+(`rlkit.rl.experiments.session_graphs`). `rlkit.hparams.dev_version` shrinks a set for debugging, each family its own values.
 """
 
 import json
@@ -17,10 +17,6 @@ from absl import logging
 from rlkit import cli, run_lock
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
-from rlkit.hparams import HParams
-
-DEV_STEPS = 400  # real agent steps of a model-free dev run
-
 
 def is_loop_set(hparams):
     """Whether `hparams` describe a SimPLe loop run."""
@@ -29,66 +25,6 @@ def is_loop_set(hparams):
 
 def is_dreamer_set(hparams):
     return hparams.get("loop") == "dreamer"
-
-
-def _shrink(hparams, name, value):
-    """Sets `name` to at most `value`, where `hparams` has it."""
-    if name in hparams and not isinstance(hparams.get(name), HParams):
-        current = hparams.get(name)
-        setattr(hparams, name, type(current)(min(current, value)) if isinstance(current, (int, float)) else value)
-
-
-def dev_version(hparams):
-    """`hparams` shrunk for debugging: one env, a few hundred real steps (two short epochs of the
-    loop), an update, checkpoint, summary and evaluation every few iterations, one short
-    evaluation episode per setting. Network sizes and learning values stay as the set has them."""
-    hparams = hparams.copy()
-    learner = hparams.get(hparams.base_algo) if "base_algo" in hparams else None
-    for name in ("num_envs", "real_num_envs", "eval_batch_size", "final_eval_batch_size"):
-        _shrink(hparams, name, 1)
-    _shrink(hparams, "eval_step_limit", 100)
-    _shrink(hparams, "keep_checkpoints", 2)
-    if learner is not None:
-        _shrink(learner, "rollout_length", 32)
-        _shrink(learner, "num_minibatches", 1)
-        for name, value in (("learning_starts", 100), ("target_update_period", 100), ("epsilon_decay_steps", 200),
-                            ("replay_capacity", 10_000), ("exploration_noise_decay_steps", 200)):
-            _shrink(learner, name, value)
-    if is_dreamer_set(hparams):
-        hparams.num_env_steps = min(hparams.num_env_steps, DEV_STEPS)
-        for name, value in (("prefill_steps", 100), ("shard_steps", 50), ("eval_every_steps", 200),
-                            ("log_every_steps", 50), ("log_every_updates", 10), ("offline_updates", 20),
-                            ("reward_accuracy_rollouts", 4)):
-            _shrink(hparams, name, value)
-        from rlkit.rl.loops.dreamer import sequence_length
-
-        _shrink(hparams.world_model, "batch_size", 2)
-        _shrink(hparams.actor_critic, "horizon", 5)
-        # A gradient step every 4 env steps at most.
-        hparams.train_ratio = min(hparams.train_ratio, max(1, hparams.world_model.batch_size * sequence_length(hparams) // 4))
-    elif is_loop_set(hparams):
-        hparams.epochs = 2
-        hparams.num_real_env_steps = 2 * 100
-        hparams.real_rollout_length = min(hparams.real_rollout_length, 10)
-        hparams.longer_training_epochs = []
-        for name, value in (("simulated_num_envs", 2), ("simulated_ppo_iterations", 4), ("shard_steps", 50),
-                            ("simulated_steps_per_epoch", 200), ("simulated_rollout_length", 10),
-                            ("checkpoint_every_iterations", 2), ("reward_accuracy_rollouts", 4)):
-            _shrink(hparams, name, value)
-        hparams.reward_accuracy_lengths = [min(n, 12) for n in hparams.reward_accuracy_lengths]
-        for name, value in (("train_steps", 50), ("batch_size", 2), ("save_checkpoints_steps", 25),
-                            ("save_summary_steps", 5)):
-            _shrink(hparams.world_model, name, value)
-    elif learner is not None and learner.get("replay_capacity") is not None:  # off-policy
-        hparams.num_env_steps = min(hparams.num_env_steps, DEV_STEPS)
-        for name, value in (("shard_steps", 50), ("eval_every_steps", 100), ("log_every_steps", 10)):
-            _shrink(hparams, name, value)
-    else:  # on-policy
-        iterations = 8
-        hparams.num_env_steps = min(hparams.num_env_steps, iterations * hparams.num_envs * learner.rollout_length)
-        for name, value in (("checkpoint_every_iterations", 2), ("eval_every_iterations", 4)):
-            _shrink(hparams, name, value)
-    return hparams
 
 
 def check_set(hparams):

@@ -5,8 +5,10 @@
 with L lower-triangular, its diagonal made positive by exp, so Q is a concave quadratic in a
 whose maximum, mu(s), is the greedy action and whose value there is V(s): the bootstrap
 max_a' Q(s', a') is the target network's V(s'). The loss is `naf_loss`, a pure function of
-tensors; `NAFLearner` (base_algo "naf") explores with Gaussian noise around mu and updates the
-target network softly (rate `target_update_rate`) every `target_update_period` agent steps.
+tensors; `NAFLearner` (base_algo "naf") explores around mu with Gaussian noise or temporally
+correlated Ornstein-Uhlenbeck noise (`exploration_noise`), learns from rewards times
+`reward_scale`, and updates the target network softly (rate `target_update_rate`) every
+`target_update_period` agent steps.
 `rlkit.rl.loops.off_policy.train_off_policy` drives it, on the same replay memory as DQN.
 """
 
@@ -32,6 +34,15 @@ def naf_q_values(values, means, lower, actions):
     difference = (actions - means)[:, :, None]                      # [B, A, 1]
     projected = tf.matmul(lower, difference, transpose_a=True)      # L^T (a - mu)
     return values - 0.5 * tf.reduce_sum(tf.square(projected), axis=[1, 2])
+
+
+def ornstein_uhlenbeck_step(noise, theta, normal):
+    """The next noise of a zero-mean Ornstein-Uhlenbeck process of unit stationary variance, from
+    the last and a standard normal draw: each step keeps 1 - theta of the last noise, so a push one
+    way lasts about 1/theta steps (where independent noise averages out, a long push can carry a
+    car up a hill)."""
+    keep = 1.0 - theta
+    return keep * noise + np.sqrt(1.0 - keep ** 2) * normal
 
 
 def naf_loss(q_values, targets, weights):
@@ -109,6 +120,8 @@ class NAFLearner:
         self.target_network.set_weights(self.network.get_weights())
         self._sync_target = target_updater(self.target_network, self.network, hparams.target_update_rate)
         self.policy = NAFPolicy(self.network, action_space, observation_shape, observation_dtype, seed)
+        self.half_range = (action_space.high - action_space.low).astype(np.float32) / 2
+        self.correlated_noise = None  # Ornstein-Uhlenbeck's state [num_envs, A]; starts at 0 (also on resume)
         with gin.config_scope("naf"):  # Adam, as the paper, unless gin binds another
             self.optimizer = make_optimizer(hparams.learning_rate)
         self.optimizer.build(self.network.trainable_variables)
@@ -137,7 +150,18 @@ class NAFLearner:
                             hparams.exploration_noise_decay_steps, agent_steps)
 
     def explore(self, observation, noise_scale):
-        return self.policy.act(tf.convert_to_tensor(observation), tf.constant(noise_scale, tf.float32))["action"].numpy()
+        """Training actions: mu(s) plus noise of standard deviation `noise_scale` x the half action
+        range, independent per step ("gaussian") or an Ornstein-Uhlenbeck process per env."""
+        observation = tf.convert_to_tensor(observation)
+        if self.hparams.exploration_noise == "gaussian":
+            return self.policy.act(observation, tf.constant(noise_scale, tf.float32))["action"].numpy()
+        greedy = self.policy.act(observation, tf.constant(0.0))["action"].numpy()
+        if self.correlated_noise is None:
+            self.correlated_noise = np.zeros_like(greedy)
+        normal = self.policy.rng.normal(greedy.shape).numpy()  # the checkpointed generator
+        self.correlated_noise = ornstein_uhlenbeck_step(self.correlated_noise, self.hparams.ou_theta, normal)
+        return np.clip(greedy + noise_scale * self.half_range * self.correlated_noise,
+                       self.policy.low, self.policy.high)
 
     def sync_target(self):
         self._sync_target()
@@ -157,6 +181,7 @@ class NAFLearner:
 
     def update(self, batch):
         """One gradient step on a replay batch; returns the metrics and the batch's `td_errors`."""
+        batch = dict(batch, rewards=batch["rewards"] * np.float32(self.hparams.reward_scale))
         return learn_from_replay(self._compiled_train_step, batch, self.hparams.gamma, tf.float32, LOSS_KEYS)
 
 

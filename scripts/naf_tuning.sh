@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Tuning NAF's exploration and reward scale (issue 66), on tuning seeds only (100 and up: no
+# reported run uses them). Variants:
+#   pendulum_base       rlmf_naf_pendulum as it is
+#   pendulum_scaled     rewards x 0.1 (Pendulum's -16..0 per step give Q-values near -1,600 otherwise)
+#   mountaincar_base    rlmf_naf_mountaincar before issue 66: Gaussian noise 1.0 -> 0.2 over 50K steps
+#   mountaincar_ou      Ornstein-Uhlenbeck noise (theta 0.15, DDPG's), same scale and decay
+#   mountaincar_ou_slow Ornstein-Uhlenbeck noise with theta 0.05 (pushes last about 20 steps)
+#
+#     bash scripts/naf_tuning.sh RUNS "pendulum_base pendulum_scaled" "100 101 102 103 104"
+#
+# One run at a time, one thread; rerun to resume (finished runs are skipped).
+set -euo pipefail
+RUNS=${1:?usage: bash scripts/naf_tuning.sh RUNS VARIANTS SEEDS}
+VARIANTS=${2:?}
+SEEDS=${3:?}
+PYTHON=${PYTHON:-python}
+declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pendulum
+                 [mountaincar_base]=rlmf_naf_mountaincar [mountaincar_ou]=rlmf_naf_mountaincar
+                 [mountaincar_ou_slow]=rlmf_naf_mountaincar)
+declare -A SETTINGS=(
+  [pendulum_base]=""
+  [pendulum_scaled]="naf.reward_scale=0.1"
+  [mountaincar_base]="naf.exploration_noise=gaussian"
+  [mountaincar_ou]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
+  [mountaincar_ou_slow]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.05"
+)
+export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
+mkdir -p "$RUNS"
+for seed in $SEEDS; do
+  for variant in $VARIANTS; do
+    out=$RUNS/${variant}_s$seed
+    [ -f "$out/done" ] && continue
+    extra=${SETTINGS[$variant]}
+    $PYTHON -m rlkit.rl.trainer_model_free --hparams_set=${SETS[$variant]} ${extra:+--hparams=$extra} \
+      --seed=$seed --output_dir="$out" > "$out.log" 2>&1 && touch "$out/done"
+  done
+done
