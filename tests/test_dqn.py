@@ -310,6 +310,39 @@ def test_naf_q_function_matches_numpy():
     np.testing.assert_allclose(at_mean, values, rtol=1e-6)
 
 
+def test_ornstein_uhlenbeck_noise_has_unit_variance_and_lasting_pushes():
+    """Each step keeps 1 - theta of the last noise: over a long run its variance is 1 and its
+    lag-k autocorrelation (1 - theta)^k, where independent noise has none."""
+    from rlkit.rl.learners.naf import ornstein_uhlenbeck_step
+    rng, theta = np.random.default_rng(0), 0.15
+    noise, draws = np.zeros(64), []
+    for _ in range(4000):
+        noise = ornstein_uhlenbeck_step(noise, theta, rng.standard_normal(64))
+        draws.append(noise)
+    draws = np.array(draws[200:])
+    assert draws.var() == pytest.approx(1.0, abs=0.05)
+    for lag in (1, 5):
+        correlation = np.mean(draws[lag:] * draws[:-lag]) / draws.var()
+        assert correlation == pytest.approx((1 - theta) ** lag, abs=0.03)
+
+
+def test_naf_explores_with_correlated_noise_within_the_bounds(tmp_path):
+    from rlkit.rl.learners.naf import NAFLearner
+    import gymnasium as gym
+    space = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
+    def explore(noise, seed):
+        hparams = create_hparams("rlmf_naf_tiny", f"naf.exploration_noise={noise}").naf
+        learner = NAFLearner(hparams, (1, 3), tf.float32, space, seed=seed)
+        return np.array([learner.explore(np.zeros((4, 1, 3), np.float32), 1.0) for _ in range(300)])[..., 0]
+    correlated, gaussian = explore("ornstein_uhlenbeck", 0), explore("gaussian", 0)
+    np.testing.assert_array_equal(correlated, explore("ornstein_uhlenbeck", 0))  # seeded
+    assert (np.abs(correlated) <= 2).all() and correlated.std() > 0.5
+    def lag_one(actions):
+        centered = actions - actions.mean(0)
+        return np.mean(centered[1:] * centered[:-1]) / centered.var()
+    assert lag_one(correlated) > 0.6 and abs(lag_one(gaussian)) < 0.2
+
+
 def test_rlmf_naf_tiny_through_the_command_line(cli, tmp_path):
     out = str(tmp_path / "run")
     result = cli(TRAINER, "--hparams_set=rlmf_naf_tiny", f"--output_dir={out}")
