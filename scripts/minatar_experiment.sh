@@ -138,7 +138,7 @@ for game in "${games[@]}"; do
     fi
   fi
   if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = simple ]; then
-    # Each game's best SimPLe set so far (docs/results.md, "Which SimPLe").
+    # Each game's best SimPLe set so far (docs/results.md, "The archive": which SimPLe).
     simple_set "$game"
     if [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
     seeds simple "$game"

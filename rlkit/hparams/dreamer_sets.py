@@ -138,7 +138,7 @@ def rssm_minatar():
     hparams.batch_size = 16
     hparams.train_steps = 4000
     # DreamerV2's continuous-control KL (scale 1.0, 1 free nat), not its Atari one (0.1, none):
-    # trained alone on 100K stored Breakout steps (docs/results.md, "DreamerV2 on MinAtar"), at
+    # trained alone on 100K stored Breakout steps (docs/results_journal.md, "DreamerV2 on MinAtar"), at
     # 0.1 the posterior collapsed onto the prior (KL 0.05 nats at 2,000 gradient steps) and never
     # carried the ball (its channel's loss 3.1 nats, frame loss 9.9); at 1.0 the prior learns 10x
     # faster and the model tracked the ball by 1,300-1,700 steps (2 seeds; frame loss 2.2-3.5).
@@ -312,7 +312,7 @@ def dreamer_v2_minatar():
     dreamer_actor_critic_minatar (GRU 200, 32x32 latents, sequences of 16 at batch 16), a prefill
     of 5K random steps, the evaluation of docs/results.md. `--hparams=game=minatar/space_invaders`.
 
-    Measured on Breakout (docs/results.md, "DreamerV2 on MinAtar"), where this set differs from
+    Measured on Breakout (docs/results_journal.md, "DreamerV2 on MinAtar"), where this set differs from
     DreamerV2's values (there are no official MinAtar ones):
     - entropy bonus 0.01, not 1e-3: at 1e-3 the actor collapsed onto one action by 41K steps,
       chasing returns only the model gave; at 0.01 it did not;

@@ -229,7 +229,7 @@ def _episode_ends(hparams):
 def _object_heads(hparams):
     """A world model that can learn a one-cell player: an action layer at full resolution, and the
     reward and end losses weighted 0.01, since its pixel loss is a mean over mostly empty cells,
-    of which one object is a 400th (docs/results.md, "Where the world models go wrong": Asterix's
+    of which one object is a 400th (docs/results_journal.md, "Where the world models go wrong": Asterix's
     and Seaquest's players)."""
     hparams.world_model.full_resolution_action_layers = 1
     hparams.world_model.reward_loss_coef = 0.01
@@ -241,7 +241,7 @@ def _object_frames(hparams):
     """Frames that keep an object the world model is unsure where to put
     (`world_model.frame_decoding=objects`, in its env and scheduled sampling). With the likeliest
     frame, a rollout loses such an object for good (Seaquest's submarine and torpedoes, Space
-    Invaders' bullets: docs/results.md, "Where the world models go wrong")."""
+    Invaders' bullets: docs/results_journal.md, "Where the world models go wrong")."""
     hparams.world_model.frame_decoding = "objects"
     return hparams
 
@@ -251,7 +251,7 @@ def _changed_pixels(hparams):
     object that moves changes 2 of 400 cells a channel, so with the plain mean a model that fades
     it loses little, and its rollouts lose Space Invaders' and Seaquest's enemy bullets within 8
     steps, which object frames cannot bring back. Weight 3 with object frames kept them closest to
-    the real counts of the weights and decodings measured (docs/results.md, "Changed pixels"); 10
+    the real counts of the weights and decodings measured (docs/results_journal.md, "Changed pixels"); 10
     draws objects several times over."""
     hparams.world_model.changed_pixel_weight = 3.0
     return hparams
@@ -263,7 +263,7 @@ def _ending_steps(hparams):
     reward and end heads that read the features' maxima over positions beside their means
     (`world_model.head_pooling=mean_and_max`), and an env that hands out the reward head's mean
     (`simulated_reward=expected`). On Asterix two thirds of the ends come from the player stepping
-    onto an enemy, which only the action tells, in one cell of a hundred (docs/results.md,
+    onto an enemy, which only the action tells, in one cell of a hundred (docs/results_journal.md,
     "Asterix's end head"); where the likeliest reward is always 0 (Asterix's gold, 0.7% of steps),
     an end costs the policy nothing."""
     hparams.world_model.end_target = "ending_step"
@@ -277,7 +277,7 @@ def _low_entropy(hparams):
     the episode. On Asterix the ending-steps loop's greedy policy scored 0.72-0.88 through epochs
     0-4 against 0.34-0.66 sampled at temperature 1 (random: 0.49), and PPO@1M on the real game 2.47
     greedy against 1.28 sampled; with the bonus at 0.001, 2.45 against 2.36 (seed 0 each;
-    docs/results.md, "A sharper policy"). On the real game at 100K PPO does not gain from it (0.48
+    docs/results_journal.md, "A sharper policy"). On the real game at 100K PPO does not gain from it (0.48
     over 5 seeds against 0.47 over 10): it sharpens what a policy has learned, which SimPLe's has
     inside its model and PPO's at 100K has not."""
     hparams.ppo.entropy_coef = 0.001

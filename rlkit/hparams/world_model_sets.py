@@ -85,7 +85,7 @@ def next_frame_basic_deterministic():
         predict_episode_ends=False,
         # Not in SimPLe: layers after the decoder at full resolution, each a 3x3 conv on the
         # features with the action injected, so the model can move a one-cell object as the
-        # action says (MinAtar's players: docs/results.md, "Where the world models go wrong").
+        # action says (MinAtar's players: docs/results_journal.md, "Where the world models go wrong").
         full_resolution_action_layers=0,
         pixel_loss_cutoff=0.01,
         # Not in SimPLe: the pixel loss's weight on pixels that changed since the frame before
@@ -99,14 +99,14 @@ def next_frame_basic_deterministic():
         # Not in SimPLe: the share drawn from those whose targets hold their episode's last frame,
         # for games whose ends are too rare for the end head (Asterix: one frame in ~90). Measured
         # harmful so far: an end is always a window's last target, so the head learns when ends
-        # come, not where (docs/results.md, "Ending windows").
+        # come, not where (docs/results_journal.md, "Ending windows").
         ending_window_share=0.0,
         # What the end head predicts (with predict_episode_ends). "last_frame": that the frame
         # it predicts is its episode's last, from windows inside episodes. Not in SimPLe,
         # "ending_step": that the step it is given (frames and action) ends the episode, as the
         # env says, from windows that also run past episodes' ends (the frames after the end
         # left out of the losses); where an end hangs on the action (Asterix: an enemy next to
-        # the player), the frame before it cannot tell (docs/results.md, "Ending steps").
+        # the player), the frame before it cannot tell (docs/results_journal.md, "Ending steps").
         end_target="last_frame",
         # How the reward and end heads pool the features over positions: "mean" (SimPLe's), or
         # not in SimPLe, "mean_and_max" (the maxima too), for one-cell events such as MinAtar's

@@ -21,7 +21,7 @@ TensorBoard logs), prints:
   model's env starts from stored frames, so this is where the policy's rollouts start.
 
 A held-out reward accuracy near 1 says little when rewards are rare: predicting none is then
-almost always right. This is the check for games whose rewards are rare (docs/results.md, Freeway).
+almost always right. This is the check for games whose rewards are rare (docs/results_journal.md, Freeway).
 """
 
 import os
