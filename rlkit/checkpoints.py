@@ -63,3 +63,20 @@ def restore_latest(checkpoint, manager, what, added_later=()):
     directory = manager.directory
     raise UserError(f"no whole checkpoint in {directory}: all {len(candidates)} are damaged (truncated files); "
                     f"move {directory} aside to train that part afresh")
+
+
+class RunCheckpoint:
+    """Checkpoints of named objects (`tf.train.Checkpoint(**objects)`) in `directory`, the newest
+    `keep` kept: every loop's and the Estimator's. `restore()` loads the newest whole one and
+    returns its path (None before the first save); `save(number)` writes one whole."""
+
+    def __init__(self, directory, keep, what, added_later=(), **objects):
+        self.what, self.added_later = what, added_later
+        self.checkpoint = tf.train.Checkpoint(**objects)
+        self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=keep)
+
+    def restore(self):
+        return restore_latest(self.checkpoint, self.manager, self.what, self.added_later)
+
+    def save(self, number):
+        return save(self.manager, number)

@@ -21,6 +21,9 @@
 # ONLY=simple_expected SimPLe as published whose world model's env hands out the reward head's mean
 # (not SimPLe's: --loop_hparams=simulated_reward=expected) on Freeway, whose SimPLe seeds split
 # (docs/results.md): 5 seeds, as SimPLe's own there (RUNS/freeway/simple_expected_100k_sS).
+# ONLY=dqn the DQN rows (issue 66): rlmf_dqn_minatar_data_efficient at 100K (10 seeds, RUNS/GAME/dqn_100k_sS)
+# and the MinAtar paper's DQN (rlmf_dqn_minatar) at 1M on Breakout and Space Invaders (3 seeds,
+# RUNS/GAME/dqn_1m_sS); ONLY=dqn_100k the first alone.
 # ONLY=long_eval evaluates each seed's final policy again on 2,048 episodes (below).
 # SimPLe rows, each game's best set, listed in docs/results/simple_sets.txt (with its run directory,
 # RUNS/GAME/PREFIX_sS): rlmb_minatar (SimPLe as published) on Freeway, whose episodes do not end
@@ -95,6 +98,7 @@ trap 'stop_runs 130' INT
 trap 'stop_runs 143' TERM
 
 ppo_1m_hparams=",num_env_steps=1000000,eval_every_iterations=50"  # PPO@1M: rlmf_minatar's PPO for 1M steps
+dqn_1m_hparams=",num_env_steps=1000000,eval_every_steps=102400"  # DQN@1M: the MinAtar paper's DQN for 1M steps
 seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
   case $method in
@@ -102,6 +106,8 @@ seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one g
     ppo_1m) default="0 1 2" ;;
     simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dreamer) default="0 1 2" ;;
+    dqn) default="0 1 2 3 4 5 6 7 8 9" ;;
+    dqn_1m) default=""; case $game in breakout|space_invaders) default="0 1 2" ;; esac ;;
     dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
     dreamer_rewarded) default=""; case $game in asterix|freeway) default="0 1 2" ;; esac ;;
     simple_expected) default=""; case $game in freeway) default="0 1 2 3 4" ;; esac ;;
@@ -134,6 +140,20 @@ for game in "${games[@]}"; do
       for seed in $seed_list; do
         launch "$dir/ppo_1m_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
           --hparams="game=minatar/$game$ppo_1m_hparams" --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
+      done
+    fi
+  fi
+  if [ -z "${ONLY:-}" ] || [ "${ONLY#dqn}" != "${ONLY:-}" ]; then
+    seeds dqn "$game"
+    for seed in $seed_list; do
+      launch "$dir/dqn_100k_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_dqn_minatar_data_efficient \
+        --hparams="game=minatar/$game" --seed="$seed" --output_dir="$dir/dqn_100k_s$seed"
+    done
+    if [ "${ONLY:-}" != dqn_100k ]; then
+      seeds dqn_1m "$game"
+      for seed in $seed_list; do
+        launch "$dir/dqn_1m_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_dqn_minatar \
+          --hparams="game=minatar/$game$dqn_1m_hparams" --seed="$seed" --output_dir="$dir/dqn_1m_s$seed"
       done
     fi
   fi

@@ -94,6 +94,20 @@ def test_each_game_runs_its_best_simple_set(tmp_path):
                for command in commands) and len(commands) == 3
 
 
+def test_the_dqn_rows_run_ten_seeds_at_100k_everywhere_and_three_at_1m_on_two_games(tmp_path):
+    """ONLY=dqn (issue 66): the data-efficient DQN set at 100K, seeds 0-9 on every game; the
+    MinAtar paper's DQN at 1M, seeds 0-2 on Breakout and Space Invaders; ONLY=dqn_100k the first."""
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    commands, _ = dry_run(runs, archive, ONLY="dqn")
+    short = [c for c in commands if "--hparams_set=rlmf_dqn_minatar_data_efficient " in c]
+    long = [c for c in commands if "--hparams_set=rlmf_dqn_minatar " in c]
+    assert len(short) == 50 and len(long) == 6 and len(commands) == 56
+    assert {c.rsplit("/", 2)[1] for c in long} == {"breakout", "space_invaders"}
+    assert all("num_env_steps=1000000" in c and "/dqn_1m_s" in c for c in long)
+    assert {c.split("--seed=")[1].split()[0] for c in short} == {str(s) for s in range(10)}
+    assert len(dry_run(runs, archive, ONLY="dqn_100k")[0]) == 50
+
+
 def test_the_expected_rewards_ablation_runs_freeways_five_seeds_alone(tmp_path):
     """ONLY=simple_expected: SimPLe as published with expected rewards, Freeway's 5 seeds beside
     SimPLe's own (RUNS/freeway/simple_expected_100k_sS); no other game has the ablation."""

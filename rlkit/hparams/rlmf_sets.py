@@ -207,6 +207,19 @@ def rlmf_dqn_minatar():
 
 
 @register_hparams
+def rlmf_dqn_minatar_data_efficient():
+    """DQN for MinAtar at 100K steps, the 100K table's value-based column: rlmf_dqn_minatar with
+    Double DQN, dueling heads, 3-step returns, epsilon 1 -> 0.01 over 20K steps and learning from
+    step 1,600 (data-efficient Rainbow's start, van Hasselt et al. 2019). Chosen over the paper's
+    DQN and over this with prioritized replay on tuning seeds 100 and 101 (docs/off_policy.md)."""
+    hparams = rlmf_dqn_minatar()
+    dqn = hparams.dqn
+    dqn.double, dqn.dueling, dqn.n_step = True, True, 3
+    dqn.epsilon_final, dqn.epsilon_decay_steps, dqn.learning_starts = 0.01, 20_000, 1_600
+    return hparams
+
+
+@register_hparams
 def rlmf_dqn_tiny():
     """A few hundred DQN steps on Pong with double, dueling, 3-step and prioritized replay: for tests."""
     hparams = rlmf_dqn_rainbowish()

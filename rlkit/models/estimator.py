@@ -52,9 +52,9 @@ class Estimator:
                          else world_model_optimizer(hparams))
         self.optimizer = keras.optimizers.LossScaleOptimizer(optimizer) if mixed_precision else optimizer
         self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
-        self._checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer,
-                                               global_step=self.global_step)
-        self._manager = tf.train.CheckpointManager(self._checkpoint, model_dir, max_to_keep=keep_checkpoints)
+        self._checkpoint = checkpoints.RunCheckpoint(model_dir, keep_checkpoints, f"model {model_name!r}",
+                                                     model=self.model, optimizer=self.optimizer,
+                                                     global_step=self.global_step)
         self._restored = False
         self._writers = {}
 
@@ -82,7 +82,7 @@ class Estimator:
         self.model.loss_and_metrics(features, self.global_step, training=False)
         self.optimizer.build(self.model.trainable_variables)
         self._restored = True
-        restored = checkpoints.restore_latest(self._checkpoint, self._manager, f"model {self.model_name!r}")
+        restored = self._checkpoint.restore()
         if restored:
             logging.info("Restored %s at global step %d", restored, int(self.global_step))
             return True
@@ -132,7 +132,7 @@ class Estimator:
                 logging.info(progress.line(step, loss=means["loss"]))
                 window, start = [], time.monotonic()
             if step % self.save_checkpoints_steps == 0 or step == max_steps:
-                checkpoints.save(self._manager, step)
+                self._checkpoint.save(step)
                 if after_checkpoint is not None:
                     after_checkpoint(step)
         return int(self.global_step)

@@ -26,6 +26,7 @@ from rlkit.errors import UserError, run_command
 from rlkit.fileio import atomic_write_text
 from rlkit.hparams.env_sets import add_eval_hparams
 from rlkit.hparams.hparam import split_overrides
+from rlkit.rl.loops import trains_world_model
 
 # TensorFlow and the modules that import it (about 5 s) are imported where they are used, so a
 # mistake in the flags is reported in well under a second.
@@ -71,7 +72,7 @@ def main(argv):
     for name, needed in needs.items():
         if needed and not getattr(FLAGS, name):
             raise UserError(f"--mode={FLAGS.mode} --agent={FLAGS.agent} needs --{name}")
-    if FLAGS.mode != "agent_real" and hparams.get("loop") not in ("simple", "dreamer"):
+    if FLAGS.mode != "agent_real" and not trains_world_model(hparams):
         raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
                         "hold its world model")
     policy_dir, wm_dir, data_dir = (gcs.local_input(path) if path else None

@@ -31,6 +31,7 @@ from rlkit.data_generators.make_env import (action_space_of, check_image_game, c
 from rlkit.display import require_display
 from rlkit.errors import UserError, run_command
 from rlkit.rl.experiments.play import MODES, Player, dry_run, loading_canvas, open_player_window, play
+from rlkit.rl.loops import trains_world_model
 from rlkit.video import write_mp4
 
 
@@ -62,7 +63,7 @@ def main(argv):
     if FLAGS.mode != "real":
         if not FLAGS.wm_dir:
             raise UserError(f"--mode={FLAGS.mode} needs --wm_dir (the world_model/ dir of a run)")
-        if hparams.get("loop") not in ("simple", "dreamer"):
+        if not trains_world_model(hparams):
             raise UserError(f"--mode={FLAGS.mode} needs the hparams of a loop run (trainer_model_based), which "
                             "hold its world model")
         check_image_game(hparams.game, "world models")

@@ -27,6 +27,7 @@ from rlkit.data_generators.make_env import check_stored_data
 from rlkit.errors import UserError, run_command
 from rlkit.models.world_model import end_target, imagine
 from rlkit.rl.analysis.check_rewards import ranked_above, real_steps
+from rlkit.rl.loops import trains_world_model
 from rlkit.rl.loops.world_model_training import (
     actions_and_pixel_values_of,
     load_world_model,
@@ -65,7 +66,7 @@ def main(argv):
     if not FLAGS.data_dir:
         raise UserError("--data_dir is required: " + FLAGS["data_dir"].help)
     hparams = cli.find_saved_hparams(FLAGS.wm_dir)  # a world model's own, or its loop run's
-    if hparams.get("loop") in ("simple", "dreamer"):  # a loop run's world model: the data must have its frames
+    if trains_world_model(hparams):  # a loop run's world model: the data must have its frames
         check_stored_data(hparams, FLAGS.data_dir, "--data_dir",
                           remedy=f"give the data/ dir of a {hparams.game} run with the world model's frames")
         hparams = hparams.world_model

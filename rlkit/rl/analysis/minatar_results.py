@@ -60,6 +60,7 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("dreamer_paper_entropy_100k", "DreamerV2, Atari's KL, all starts, ratio 32, entropy 1e-3 @100K"),
            # Not DreamerV2: half of each batch's sequences drawn to hold a reward (rare-reward games).
            ("dreamer_rewarded_100k", "DreamerV2 + rewarded sequences @100K"),
+           ("dqn_100k", "DQN (data-efficient) @100K"), ("dqn_1m", "DQN (MinAtar paper's) @1M"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 # Across games: SimPLe with each game's best set (the repository's docs/results/simple_sets.txt,
 # which the experiment script runs), the baseline the others are compared with and the reference
@@ -217,7 +218,7 @@ def noise_section(archive_dir):
     evaluations where there are), how many episodes an evaluation needs for its SE to be half of
     that spread, and whether the evaluation the results table uses has them."""
     simple = best_simple_runs()
-    compared = ("dreamer_100k", "ppo_100k", "ppo_1m", "random")
+    compared = ("dreamer_100k", "dqn_100k", "ppo_100k", "ppo_1m", "random")
     rows = []
     for game in GAMES:
         methods = [(simple[game], f"SimPLe ({simple[game]})")] + [m for m in METHODS if m[0] in compared]

@@ -18,15 +18,6 @@ from rlkit import cli, run_lock
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 
-def is_loop_set(hparams):
-    """Whether `hparams` describe a SimPLe loop run."""
-    return hparams.get("loop") == "simple"
-
-
-def is_dreamer_set(hparams):
-    return hparams.get("loop") == "dreamer"
-
-
 def check_set(hparams):
     """What the chosen trainer checks before writing anything."""
     from rlkit.rl.loops import loop_for
@@ -39,7 +30,7 @@ def check_set(hparams):
 
 def real_step_budget(hparams):
     """The real env steps a run of `hparams` takes in all (a loop's first collection included)."""
-    if is_loop_set(hparams):  # Dreamer's sets count theirs in num_env_steps
+    if hparams.loop == "simple":  # Dreamer's sets count theirs in num_env_steps
         from rlkit.rl.loops.simple import steps_per_collection
         return steps_per_collection(hparams) * (hparams.epochs + 1)
     return hparams.num_env_steps

@@ -4,8 +4,22 @@
 `dreamer.py` the Dreamer loop (env steps interleaved with world-model and actor-critic updates
 in imagination) and `model_free.py` the model-free one; they build on the on- and off-policy
 loops, the rollouts, the world model's env (`simulated_env.py`) and its training, evaluation
-and Ray workers. `loop_for(hparams)` says which of the three a set runs.
+and Ray workers. `loop_for(hparams)` says which of the three a set runs, and
+`trains_world_model(hparams)` whether it learns a world model.
 """
+
+import json
+import os
+
+from absl import logging
+
+WORLD_MODEL_LOOPS = ("simple", "dreamer")
+
+
+def trains_world_model(hparams):
+    """Whether a set's loop learns a world model (its run holds one the player and the evaluator
+    can load, trained on the frames of its own data)."""
+    return hparams.get("loop") in WORLD_MODEL_LOOPS
 
 
 def loop_for(hparams):
@@ -15,3 +29,13 @@ def loop_for(hparams):
     from rlkit.rl.loops import dreamer, model_free, simple
 
     return {"model_free": model_free, "simple": simple, "dreamer": dreamer}.get(hparams.get("loop"))
+
+
+def finished_summary(path):
+    """A finished loop run's last evaluation summary (its JSON at `path`), or None. A rerun of a
+    finished run builds, trains and evaluates nothing again (nor loads TensorFlow)."""
+    if not os.path.exists(path):
+        return None
+    logging.info("The run is done; its last evaluation is %s", path)
+    with open(path) as f:
+        return json.load(f)

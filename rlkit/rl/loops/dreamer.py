@@ -40,6 +40,7 @@ from rlkit.data_generators.make_env import (
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.progress import Progress
+from rlkit.rl.loops import finished_summary
 
 # TensorFlow and the modules that import it (about 5 s) are imported by the functions that use
 # them, so the command reports a mistake in its flags, set or game in well under a second.
@@ -111,10 +112,9 @@ class Dreamer:
         self.reward_column = "rewards" if env.clip_rewards and hparams.reward_transform == "env" else "raw_rewards"
         # Variables exist once the networks have run: one update's graph on a zero batch, not applied.
         self._build()
-        self.checkpoint = tf.train.Checkpoint(**self.agent.checkpointables())
-        self.manager = tf.train.CheckpointManager(self.checkpoint, self.model_dir,
-                                                  max_to_keep=hparams.world_model.keep_checkpoints)
-        restored = checkpoints.restore_latest(self.checkpoint, self.manager, "the Dreamer agent")
+        self.checkpoint = checkpoints.RunCheckpoint(self.model_dir, hparams.world_model.keep_checkpoints,
+                                                    "the Dreamer agent", **self.agent.checkpointables())
+        restored = self.checkpoint.restore()
         if restored:
             logging.info("Resumed from %s at %d gradient steps", restored, int(self.agent.updates))
         self.train_writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "train"))
@@ -141,9 +141,7 @@ class Dreamer:
         return int(self.agent.updates)
 
     def save(self):
-        from rlkit import checkpoints
-
-        checkpoints.save(self.manager, self.updates)
+        self.checkpoint.save(self.updates)
 
     def export(self):
         from rlkit.rl.learners.policy_export import export_policy
@@ -228,10 +226,8 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     to Ray Tune)."""
     eval_dir = os.path.join(output_dir, "eval_metrics")
     final = os.path.join(eval_dir, f"step_{hparams.num_env_steps}.json")
-    if os.path.exists(final):  # a finished run: nothing to build, train or evaluate again
-        logging.info("The run in %s is done; its metrics are in %s", output_dir, eval_dir)
-        with open(final) as f:
-            return json.load(f)
+    if (finished := finished_summary(final)) is not None:
+        return finished
     import keras
 
     from rlkit import cli
@@ -244,8 +240,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
 
     def evaluated(env_steps, store):
         summary = evaluate(hparams, dreamer, store, env_steps, eval_dir, seed)
-        if on_evaluation is not None:
-            on_evaluation(summary["real_env_steps"], evaluation.main_return(summary["policy"]))
+        evaluation.report(on_evaluation, summary["real_env_steps"], summary["policy"])
         return summary
 
     train_on_data = train_offline if hparams.offline_data_dir else train_online

@@ -114,6 +114,13 @@ def main_return(results):
     return results[cells[0]]["mean_unclipped"]
 
 
+def report(on_evaluation, env_steps, results):
+    """Tells a loop's `on_evaluation(real env steps, main return)` (a search reporting to Ray
+    Tune; None in a plain run) of an evaluation's `results`."""
+    if on_evaluation is not None:
+        on_evaluation(env_steps, main_return(results))
+
+
 def policy_scalars(results):
     """TensorBoard tags of evaluate_policy's results, as SimPLe named them, and the spread of the
     episodes' returns (the standard error of an evaluation is std / sqrt(episodes))."""

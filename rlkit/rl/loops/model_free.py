@@ -52,13 +52,11 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     env_steps = tf.Variable(0, dtype=tf.int64)
     best_return = tf.Variable(-float("inf"), dtype=tf.float64)
     evaluated_steps = tf.Variable(-1, dtype=tf.int64)  # the env steps of the last evaluation
-    checkpoint = tf.train.Checkpoint(iteration=iterations, env_steps=env_steps, best_return=best_return,
-                                     evaluated_steps=evaluated_steps,
-                                     **learner.checkpointables())
-    manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, "checkpoints"),
-                                         max_to_keep=hparams.keep_checkpoints)
-    restored = checkpoints.restore_latest(checkpoint, manager, f"the {hparams.base_algo} learner",
-                                          added_later=["evaluated_steps"])
+    checkpoint = checkpoints.RunCheckpoint(
+        os.path.join(output_dir, "checkpoints"), hparams.keep_checkpoints, f"the {hparams.base_algo} learner",
+        added_later=["evaluated_steps"], iteration=iterations, env_steps=env_steps, best_return=best_return,
+        evaluated_steps=evaluated_steps, **learner.checkpointables())
+    restored = checkpoint.restore()
     if restored:
         logging.info("Resumed from %s at iteration %d, %d env steps", restored, int(iterations), int(env_steps))
     cli.write_operative_config(output_dir)
@@ -78,11 +76,10 @@ def train(hparams, output_dir, seed, on_evaluation=None):
             learner.export(os.path.join(policy_dir, "best"))
             logging.info("Best return so far (%.2f): policy exported to %s", float(best_return),
                          os.path.join(policy_dir, "best"))
-        if on_evaluation is not None:
-            on_evaluation(int(env_steps), evaluation.main_return(results))
+        evaluation.report(on_evaluation, int(env_steps), results)
 
     def save_checkpoint():
-        checkpoints.save(manager, int(env_steps) if learner.off_policy else int(iterations))
+        checkpoint.save(int(env_steps) if learner.off_policy else int(iterations))
 
     # The env steps after which the last evaluation comes: on-policy runs take whole iterations.
     final_steps = (hparams.num_env_steps if learner.off_policy else

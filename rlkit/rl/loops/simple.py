@@ -49,6 +49,7 @@ from rlkit.hparams.checks import check_frame_decoding
 from rlkit.models.registry import get_model
 from rlkit.progress import Progress
 from rlkit.rl.learners.learner import build_learner, check_learner, learns_from_replay
+from rlkit.rl.loops import finished_summary
 from rlkit.rl.loops.workers import check_workers, start_workers
 
 # TensorFlow and the modules that import it (about 5 s) are imported by the functions that use
@@ -112,12 +113,11 @@ class PolicyTrainer:
         self.simulated_steps = tf.Variable(0, dtype=tf.int64)
         self.real_iterations = tf.Variable(0, dtype=tf.int64)  # iterations on the real env
         self.real_steps = tf.Variable(0, dtype=tf.int64)
-        self.checkpoint = tf.train.Checkpoint(iteration=self.iteration, simulated_steps=self.simulated_steps,
-                                              real_iterations=self.real_iterations, real_steps=self.real_steps,
-                                              **self.learner.checkpointables())
-        self.manager = tf.train.CheckpointManager(self.checkpoint, os.path.join(policy_dir, "checkpoints"),
-                                                  max_to_keep=hparams.keep_checkpoints)
-        if checkpoints.restore_latest(self.checkpoint, self.manager, f"the {hparams.base_algo} learner"):
+        self.checkpoint = checkpoints.RunCheckpoint(
+            os.path.join(policy_dir, "checkpoints"), hparams.keep_checkpoints, f"the {hparams.base_algo} learner",
+            iteration=self.iteration, simulated_steps=self.simulated_steps, real_iterations=self.real_iterations,
+            real_steps=self.real_steps, **self.learner.checkpointables())
+        if self.checkpoint.restore():
             logging.info("Policy resumed at iteration %d (%d simulated steps)", int(self.iteration),
                          int(self.simulated_steps))
 
@@ -126,11 +126,9 @@ class PolicyTrainer:
         return tf.summary.create_file_writer(os.path.join(self.policy_dir, name))
 
     def save(self):
-        from rlkit import checkpoints
-
         # Numbered by iterations for PPO, by simulated steps for off-policy learners.
         number = int(self.simulated_steps) if self.learner.off_policy else int(self.iteration)
-        checkpoints.save(self.manager, number + int(self.real_iterations))
+        self.checkpoint.save(number + int(self.real_iterations))
 
     def export_path(self, epoch):
         return os.path.join(self.policy_dir, f"epoch_{epoch}")
@@ -277,11 +275,8 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     reports it to Ray Tune). With real_num_workers > 0, Ray actors run the real envs: every
     real collection and evaluation (rlkit.rl.loops.workers)."""
     last = os.path.join(output_dir, "eval_metrics", f"epoch_{hparams.epochs - 1}.json")
-    if os.path.exists(last):  # a finished run: nothing to build, train or evaluate again
-        logging.info("All %d epochs of %s are done; its metrics are in %s", hparams.epochs, output_dir,
-                     os.path.dirname(last))
-        with open(last) as f:
-            return json.load(f)
+    if (finished := finished_summary(last)) is not None:
+        return finished
     import keras
 
     from rlkit.rl.loops import evaluation
@@ -346,8 +341,7 @@ def train(hparams, output_dir, seed, on_evaluation=None):
         # Wall time of this process's stages, for benchmarks; a resumed epoch counts its part only.
         save_epoch_results(eval_dir, results, scalars, stage_seconds)
         stage_seconds = {}
-        if on_evaluation is not None:
-            on_evaluation(results["real_env_steps"], evaluation.main_return(results["policy"]))
+        evaluation.report(on_evaluation, results["real_env_steps"], results["policy"])
     real_env.close()
     if workers is not None:
         workers.close()

@@ -13,6 +13,7 @@ from absl import logging
 from rlkit.errors import UserError
 from rlkit.models.estimator import Estimator
 from rlkit.models.world_model import imagine
+from rlkit.rl.loops import trains_world_model
 from rlkit.video import display_frame
 
 ALE_FULL_ACTION_SET = 18  # every Atari game's actions index into it
@@ -149,11 +150,11 @@ def load_loop_run(run_dir, data_epochs=None, wm_dir=None):
     action_space, meanings = action_space_of(hparams)
     if wm_dir:
         model_hparams = cli.find_saved_hparams(wm_dir)  # a world model's own, or its loop run's
-        if model_hparams.get("loop") in ("simple", "dreamer"):  # a loop run's: its frames must be its data's
+        if trains_world_model(model_hparams):  # a loop run's: its frames must be its data's
             check_stored_data(model_hparams, os.path.join(run_dir, "data"), "--run",
                               remedy=f"check a world model of {hparams.game} (--wm_dir), or a run of {model_hparams.game}")
             model_hparams = model_hparams.world_model
-    elif hparams.get("loop") in ("simple", "dreamer"):
+    elif trains_world_model(hparams):
         model_hparams = hparams.world_model
     else:  # data alone (collect's, a Dreamer run's): whose world model is named apart
         raise UserError(f"{run_dir} has no SimPLe world model (its hparams.json has no world_model): "
