@@ -3,6 +3,9 @@
 # reported run uses them). Variants:
 #   pendulum_base       rlmf_naf_pendulum as it is
 #   pendulum_scaled     rewards x 0.1 (Pendulum's -16..0 per step give Q-values near -1,600 otherwise)
+#   pendulum_ou         Ornstein-Uhlenbeck noise (theta 0.15), same scale and decay
+#   pendulum_slow_target the target network's rate 0.001 (the NAF paper's), not 0.01
+#   pendulum_more_updates a batch every agent step, not every 2
 #   mountaincar_base    rlmf_naf_mountaincar before issue 66: Gaussian noise 1.0 -> 0.2 over 50K steps
 #   mountaincar_ou      Ornstein-Uhlenbeck noise (theta 0.15, DDPG's), same scale and decay
 #   mountaincar_ou_slow Ornstein-Uhlenbeck noise with theta 0.05 (pushes last about 20 steps)
@@ -16,11 +19,16 @@ VARIANTS=${2:?}
 SEEDS=${3:?}
 PYTHON=${PYTHON:-python}
 declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pendulum
+                 [pendulum_ou]=rlmf_naf_pendulum [pendulum_slow_target]=rlmf_naf_pendulum
+                 [pendulum_more_updates]=rlmf_naf_pendulum
                  [mountaincar_base]=rlmf_naf_mountaincar [mountaincar_ou]=rlmf_naf_mountaincar
                  [mountaincar_ou_slow]=rlmf_naf_mountaincar)
 declare -A SETTINGS=(
   [pendulum_base]=""
   [pendulum_scaled]="naf.reward_scale=0.1"
+  [pendulum_ou]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
+  [pendulum_slow_target]="naf.target_update_rate=0.001"
+  [pendulum_more_updates]="naf.update_period=1"
   [mountaincar_base]="naf.exploration_noise=gaussian"
   [mountaincar_ou]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
   [mountaincar_ou_slow]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.05"

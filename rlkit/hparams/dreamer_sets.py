@@ -50,7 +50,7 @@ register_family("rssm", dict(
     deter_size=positive, stoch_groups=positive, stoch_classes=positive, unimix=probability, encoder_depth=positive,
     encoder_kernels=non_empty_list_of(positive), encoder_strides=non_empty_list_of(positive),
     decoder_kernels=list_of(positive), head_units=positive, head_layers=non_negative, kl_scale=non_negative,
-    kl_balance=probability, free_nats=non_negative, continue_scale=non_negative,
+    kl_balance=probability, free_nats=non_negative, free_nats_per_step=anything, continue_scale=non_negative,
 ), together=check_rssm_together, dev=lambda world_model, _: shrink(world_model, "batch_size", 2))
 register_family("dreamer_actor_critic", dict(
     actor_critic_units=positive, actor_critic_layers=non_negative, actor_learning_rate=positive,
@@ -95,6 +95,8 @@ def rssm_atari():
         kl_scale=0.1,
         kl_balance=0.8,
         free_nats=0.0,
+        # Floor each step's KL at free_nats (DreamerV3's free bits), not the batch's mean (DreamerV2's).
+        free_nats_per_step=False,
         # DreamerV3's mix of 1% uniform into every categorical; DreamerV2 has none
         unimix=0.0,
         continue_scale=5.0,

@@ -67,7 +67,8 @@ KEYS_ADDED_LATER = [
     ("num_compress_steps", "head_pooling", "mean"),
     ("simulated_num_envs", "simulated_reward", "likeliest"),  # SimPLe loops
     ("max_episode_frames", "episodic_life", False),           # env settings
-    ("stoch_classes", "unimix", 0.0),                         # RSSM world models
+    ("stoch_classes", "unimix", 0.0),
+    ("stoch_classes", "free_nats_per_step", False),                         # RSSM world models
     ("stoch_classes", "rewarded_window_share", 0.0),
     ("stoch_classes", "ending_window_share", 0.0),
     ("train_ratio", "rewarded_sequence_share", 0.0),          # Dreamer loops

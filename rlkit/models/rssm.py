@@ -75,12 +75,17 @@ def categorical_kl(logits_p, logits_q):
     return tf.reduce_sum(tf.nn.softmax(logits_p) * (log_p - log_q), axis=[-2, -1])
 
 
-def kl_balanced(posterior_logits, prior_logits, balance, free_nats):
+def kl_balanced(posterior_logits, prior_logits, balance, free_nats, free_nats_per_step=False):
     """DreamerV2's KL balancing: balance x KL(sg(post) || prior) trains the prior toward the
     posterior, (1 - balance) x KL(post || sg(prior)) regularises the posterior; each mean is
-    floored at `free_nats`. Returns (loss, the plain KL's mean)."""
-    to_prior = tf.reduce_mean(categorical_kl(tf.stop_gradient(posterior_logits), prior_logits))
-    to_posterior = tf.reduce_mean(categorical_kl(posterior_logits, tf.stop_gradient(prior_logits)))
+    floored at `free_nats` (DreamerV2), or each step's KL before the mean (DreamerV3's free bits,
+    `free_nats_per_step`; its dyn 0.5 and rep 0.1 are kl_scale 0.6 at balance 5/6).
+    Returns (loss, the plain KL's mean)."""
+    to_prior = categorical_kl(tf.stop_gradient(posterior_logits), prior_logits)
+    to_posterior = categorical_kl(posterior_logits, tf.stop_gradient(prior_logits))
+    if free_nats_per_step:
+        to_prior, to_posterior = tf.maximum(to_prior, free_nats), tf.maximum(to_posterior, free_nats)
+    to_prior, to_posterior = tf.reduce_mean(to_prior), tf.reduce_mean(to_posterior)
     loss = balance * tf.maximum(to_prior, free_nats) + (1 - balance) * tf.maximum(to_posterior, free_nats)
     return loss, tf.reduce_mean(categorical_kl(posterior_logits, prior_logits))
 
@@ -128,7 +133,8 @@ def reward_detection(reward_means, rewards):
 
 
 def world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends, posterior_logits,
-                     prior_logits, pixel_values, kl_scale, kl_balance, free_nats, continue_scale):
+                     prior_logits, pixel_values, kl_scale, kl_balance, free_nats, continue_scale,
+                     free_nats_per_step=False):
     """DreamerV2's world-model loss; returns (loss, {term: value}), with MinAtar's frame loss per
     channel too (which of its objects the model misses; Breakout's ball is channel 1)."""
     per_channel = {}
@@ -141,7 +147,7 @@ def world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logi
     reward = tf.reduce_mean(0.5 * tf.square(reward_means - rewards))  # unit-variance Gaussian
     continues = 1.0 - tf.cast(ends, tf.float32)
     cont = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=continues, logits=continue_logits))
-    kl_loss, kl = kl_balanced(posterior_logits, prior_logits, kl_balance, free_nats)
+    kl_loss, kl = kl_balanced(posterior_logits, prior_logits, kl_balance, free_nats, free_nats_per_step)
     loss = image + reward + continue_scale * cont + kl_scale * kl_loss
     return loss, dict(image_loss=image, reward_loss=reward, continue_loss=cont, kl_loss=kl_loss, kl=kl, **per_channel)
 
@@ -361,7 +367,8 @@ class RSSM(keras.Model):
         hp = self.hparams
         loss, metrics = world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends,
                                          states["posterior_logits"], states["prior_logits"], self.pixel_values,
-                                         hp.kl_scale, hp.kl_balance, hp.free_nats, hp.continue_scale)
+                                         hp.kl_scale, hp.kl_balance, hp.free_nats, hp.continue_scale,
+                                         hp.free_nats_per_step)
         predicted = self._frames_of(frame_outputs)
         same = (tf.abs(predicted - tf.cast(frames, tf.float32)) < 0.1 if self.vector  # within 0.1, for vectors
                 else tf.equal(predicted, frames))

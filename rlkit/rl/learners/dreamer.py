@@ -65,6 +65,27 @@ def actor_loss(log_probs, entropy, returns, baselines, weights, rho, entropy_coe
                       imagined_return=tf.reduce_mean(returns))
 
 
+def quantile(values, q):
+    """The q-quantile of all of `values`, interpolating linearly between order statistics (as numpy's)."""
+    flat = tf.sort(tf.reshape(values, [-1]))
+    position = q * tf.cast(tf.size(flat) - 1, tf.float32)
+    lower = tf.cast(tf.floor(position), tf.int32)
+    upper = tf.minimum(lower + 1, tf.size(flat) - 1)
+    fraction = position - tf.floor(position)
+    return tf.gather(flat, lower) * (1.0 - fraction) + tf.gather(flat, upper) * fraction
+
+
+def return_scale(returns, low, high, rate, low_quantile=0.05, high_quantile=0.95):
+    """DreamerV3's return normalisation: the EMAs (rate `rate`, from `low`, `high`) of the
+    returns' 5th and 95th percentiles, and the scale max(1, high - low) that advantages are
+    divided by; large returns are scaled down, small ones never up (sparse rewards keep their
+    signal). Returns (scale, new low, new high)."""
+    returns = tf.stop_gradient(returns)
+    low = (1.0 - rate) * low + rate * quantile(returns, low_quantile)
+    high = (1.0 - rate) * high + rate * quantile(returns, high_quantile)
+    return tf.maximum(1.0, high - low), low, high
+
+
 def continuous_parameters(params, min_std=0.1):
     """(mean, std) of the actor's Gaussian before tanh, from its outputs [..., 2A]: DreamerV2's
     tanh-normal (mean 5 tanh(mean / 5), std 2 sigmoid(std / 2) + min_std)."""
