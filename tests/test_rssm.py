@@ -224,6 +224,34 @@ def test_the_dreamer_agent_updates_its_world_model_actor_and_critic_and_copies_t
     assert not all(np.array_equal(b, t.numpy()) for b, t in zip(target_before, agent.target_critic.variables))
 
 
+def test_dreamer_v3s_agent_trains_two_hot_heads_normalises_returns_and_moves_its_slow_critic_by_ema():
+    """with_dreamer_v3's options on the same agent: the reward and critic heads are two-hot
+    categoricals that start at 0, returns near 0 are not scaled up, and the slow critic
+    moves 2% of the way to the critic at every update (not a copy every period)."""
+    from rlkit.models.twohot import NUM_BINS
+    from rlkit.rl.learners.dreamer import DreamerAgent
+
+    hparams = create_hparams("dreamer_v3_tiny")
+    agent = DreamerAgent(hparams.actor_critic, hparams.world_model, (10, 10, 4), gym.spaces.Discrete(3), 2, seed=0)
+    assert agent.critic.output_shape[-1] == NUM_BINS and agent.world_model.twohot_reward
+    features = minatar_windows(4, hparams.world_model.num_context_frames + hparams.world_model.num_target_frames)
+    flat = tf.zeros([5, hparams.world_model.deter_size
+                     + hparams.world_model.stoch_groups * hparams.world_model.stoch_classes])
+    np.testing.assert_allclose(agent.values(agent.critic, flat).numpy(), 0.0, atol=1e-6)  # zero-initialised
+    slow_before = [v.numpy().copy() for v in agent.target_critic.variables]
+    metrics = agent.update(features)
+    assert all(np.isfinite(float(value)) for value in metrics.values())
+    assert float(metrics["return_scale"]) == 1.0  # returns near 0: never scaled up
+    assert float(agent.return_high) >= float(agent.return_low)  # (their EMA: tests/test_dreamer_v3_math.py)
+    for before, slow, online in zip(slow_before, agent.target_critic.variables, agent.critic.variables):
+        np.testing.assert_allclose(slow.numpy(), 0.98 * before + 0.02 * online.numpy(), rtol=1e-5, atol=1e-6)
+    assert {"return_low", "return_high"} <= set(agent.checkpointables())
+    # DreamerV2's agent keeps its checkpoint as it was.
+    v2 = create_hparams("dreamer_v2_tiny")
+    v2_agent = DreamerAgent(v2.actor_critic, v2.world_model, (10, 10, 4), gym.spaces.Discrete(3), 2, seed=0)
+    assert "return_low" not in v2_agent.checkpointables()
+
+
 def observed_step_by_step(model, frames, actions, firsts, seed):
     """RSSM.observe as a plain loop of the interface's steps (observe_step, advance and the prior
     on each h): what observe's batched form must equal."""

@@ -51,12 +51,14 @@ register_family("rssm", dict(
     encoder_kernels=non_empty_list_of(positive), encoder_strides=non_empty_list_of(positive),
     decoder_kernels=list_of(positive), head_units=positive, head_layers=non_negative, kl_scale=non_negative,
     kl_balance=probability, free_nats=non_negative, free_nats_per_step=anything, continue_scale=non_negative,
+    reward_head=one_of("gaussian", "twohot"),
 ), together=check_rssm_together, dev=lambda world_model, _: shrink(world_model, "batch_size", 2))
 register_family("dreamer_actor_critic", dict(
     actor_critic_units=positive, actor_critic_layers=non_negative, actor_learning_rate=positive,
     critic_learning_rate=positive, clip_grad_norm=positive, entropy_coef=non_negative, gamma=discount,
     horizon=positive, return_lambda=discount, imagine_starts=non_negative,  # 0: every posterior state of the batch
-    target_update_period=positive,
+    target_update_period=positive, critic_head=one_of("mse", "twohot"), slow_critic_rate=probability,
+    slow_critic_regularizer=non_negative, return_normalization=one_of("none", "percentile"),
 ), dev=lambda actor_critic, _: shrink(actor_critic, "horizon", 5))
 register_family("dreamer", dict(  # the loop's own values, beside the run's (rlkit.hparams.env_sets)
     num_env_steps=positive, prefill_steps=non_negative, train_ratio=positive, rewarded_sequence_share=probability,
@@ -97,6 +99,9 @@ def rssm_atari():
         free_nats=0.0,
         # Floor each step's KL at free_nats (DreamerV3's free bits), not the batch's mean (DreamerV2's).
         free_nats_per_step=False,
+        # The reward head: "gaussian" (DreamerV2's, unit variance) or "twohot" (DreamerV3's
+        # categorical over symlog bins; rlkit.models.twohot).
+        reward_head="gaussian",
         # DreamerV3's mix of 1% uniform into every categorical; DreamerV2 has none
         unimix=0.0,
         continue_scale=5.0,
@@ -196,6 +201,14 @@ def dreamer_actor_critic_atari():
         return_lambda=0.95,
         entropy_coef=1e-3,
         target_update_period=100,
+        # DreamerV3's changes (rlkit.rl.learners.dreamer), all off here: the critic's head, "mse"
+        # or "twohot"; the slow critic an EMA at this rate each update (0: a copy every
+        # target_update_period) and the critic pulled toward it with this weight; advantages
+        # divided by the returns' percentile range ("percentile") or not ("none").
+        critic_head="mse",
+        slow_critic_rate=0.0,
+        slow_critic_regularizer=0.0,
+        return_normalization="none",
         # Posterior states of a batch that imagination starts from, drawn uniformly: 0 for all of
         # them (DreamerV2); rlkit's CPU variants take fewer, since imagination costs the most.
         imagine_starts=0,
@@ -402,3 +415,45 @@ def dreamer_v2_pendulum_tiny():
     hparams.actor_critic.actor_critic_layers = 1
     hparams.actor_critic.horizon = 3
     return hparams
+
+
+def with_dreamer_v3(hparams):
+    """DreamerV3's changes on a Dreamer set (Hafner et al. 2023, ../shared/reference/dreamerv3.md;
+    its first release's values where releases differ), each an option of the same loop, RSSM and
+    actor-critic: rewards and values as two-hot categoricals over symlog bins; the KL as dyn 0.5
+    and rep 0.1 (kl_scale 0.6 at balance 5/6) with free bits of 1 nat per step; 1% uniform mixed
+    into the latents; the slow critic an EMA (0.02 an update) that regularises the critic (1.0);
+    advantages divided by max(1, the returns' 5-95 percentile range); entropy 3e-4; discount
+    1 - 1/333 (its `horizon: 333`). Sizes, train ratio and learning rates stay the set's."""
+    world_model, actor_critic = hparams.world_model, hparams.actor_critic
+    world_model.reward_head = "twohot"
+    world_model.kl_scale, world_model.kl_balance = 0.6, 5 / 6
+    world_model.free_nats, world_model.free_nats_per_step = 1.0, True
+    world_model.unimix = 0.01
+    actor_critic.critic_head = "twohot"
+    actor_critic.slow_critic_rate, actor_critic.slow_critic_regularizer = 0.02, 1.0
+    actor_critic.return_normalization = "percentile"
+    actor_critic.entropy_coef = 3e-4
+    actor_critic.gamma = 1 - 1 / 333
+    return hparams
+
+
+@register_hparams
+def dreamer_v3_minatar():
+    """DreamerV3 on a MinAtar game at 100K real steps: dreamer_v2_minatar's sizes and schedule
+    (rssm_minatar's GRU 200 and 32x32 latents, sequences of 16 at batch 16, a gradient step
+    every 8 env steps, imagination from 64 states) with DreamerV3's changes (with_dreamer_v3),
+    one set for every game. Not yet run on the five games (issue 67)."""
+    return with_dreamer_v3(dreamer_v2_minatar())
+
+
+@register_hparams
+def dreamer_v3_tiny():
+    """A few hundred MinAtar steps of DreamerV3: for tests."""
+    return with_dreamer_v3(dreamer_v2_tiny())
+
+
+@register_hparams
+def dreamer_v3_pendulum():
+    """DreamerV3 with continuous actions on Pendulum-v1: dreamer_v2_pendulum with DreamerV3's changes."""
+    return with_dreamer_v3(dreamer_v2_pendulum())

@@ -68,7 +68,12 @@ KEYS_ADDED_LATER = [
     ("simulated_num_envs", "simulated_reward", "likeliest"),  # SimPLe loops
     ("max_episode_frames", "episodic_life", False),           # env settings
     ("stoch_classes", "unimix", 0.0),
-    ("stoch_classes", "free_nats_per_step", False),                         # RSSM world models
+    ("stoch_classes", "free_nats_per_step", False),
+    ("stoch_classes", "reward_head", "gaussian"),
+    ("actor_critic_units", "critic_head", "mse"),             # Dreamer's actor-critics (issue 67)
+    ("actor_critic_units", "slow_critic_rate", 0.0),
+    ("actor_critic_units", "slow_critic_regularizer", 0.0),
+    ("actor_critic_units", "return_normalization", "none"),                         # RSSM world models
     ("stoch_classes", "rewarded_window_share", 0.0),
     ("stoch_classes", "ending_window_share", 0.0),
     ("train_ratio", "rewarded_sequence_share", 0.0),          # Dreamer loops

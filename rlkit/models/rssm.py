@@ -31,6 +31,7 @@ import tensorflow as tf
 from keras import layers
 
 from rlkit.models.optimizers import make_optimizer
+from rlkit.models.twohot import NUM_BINS, bins, twohot_loss, twohot_mean
 from rlkit.models.registry import register_model
 from rlkit.models.world_model import pixel_classes
 
@@ -132,11 +133,13 @@ def reward_detection(reward_means, rewards):
                 reward_on_rewarded=tf.math.divide_no_nan(on_rewarded, count(rewarded)))
 
 
-def world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends, posterior_logits,
+def world_model_loss(frame_outputs, frames, reward_outputs, rewards, continue_logits, ends, posterior_logits,
                      prior_logits, pixel_values, kl_scale, kl_balance, free_nats, continue_scale,
-                     free_nats_per_step=False):
+                     free_nats_per_step=False, reward_head="gaussian"):
     """DreamerV2's world-model loss; returns (loss, {term: value}), with MinAtar's frame loss per
-    channel too (which of its objects the model misses; Breakout's ball is channel 1)."""
+    channel too (which of its objects the model misses; Breakout's ball is channel 1).
+    reward_outputs: the reward head's means ("gaussian": a unit-variance Gaussian, DreamerV2's)
+    or its logits over two-hot bins ("twohot": DreamerV3's cross-entropy)."""
     per_channel = {}
     if pixel_values == 2:
         channels = frame_nll_per_channel(frame_outputs, frames, pixel_values)
@@ -144,7 +147,10 @@ def world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logi
         image = tf.reduce_sum(channels)
     else:
         image = frame_nll(frame_outputs, frames, pixel_values)
-    reward = tf.reduce_mean(0.5 * tf.square(reward_means - rewards))  # unit-variance Gaussian
+    if reward_head == "twohot":
+        reward = tf.reduce_mean(twohot_loss(reward_outputs, rewards, bins()))
+    else:
+        reward = tf.reduce_mean(0.5 * tf.square(reward_outputs - rewards))  # unit-variance Gaussian
     continues = 1.0 - tf.cast(ends, tf.float32)
     cont = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=continues, logits=continue_logits))
     kl_loss, kl = kl_balanced(posterior_logits, prior_logits, kl_balance, free_nats, free_nats_per_step)
@@ -180,11 +186,14 @@ def policy(compute_dtype):
     return {"float32": "float32", "bfloat16": "mixed_bfloat16"}[compute_dtype]
 
 
-def mlp(units, num_layers, output, name, compute_dtype="float32"):
+def mlp(units, num_layers, output, name, compute_dtype="float32", zero_output=False):
     """ELU layers, then a linear output layer in float32 (logits, means, values: what losses and
-    samplers read), whatever the hidden layers compute in."""
+    samplers read), whatever the hidden layers compute in; `zero_output` starts that layer at 0
+    (DreamerV3's two-hot heads: a uniform categorical over the bins, read out as 0)."""
+    initializer = "zeros" if zero_output else "glorot_uniform"
     return keras.Sequential([layers.Dense(units, activation="elu", dtype=policy(compute_dtype))
-                             for _ in range(num_layers)] + [layers.Dense(output)], name=name)
+                             for _ in range(num_layers)] + [layers.Dense(output, kernel_initializer=initializer)],
+                            name=name)
 
 
 class RSSM(keras.Model):
@@ -216,7 +225,9 @@ class RSSM(keras.Model):
         self.gru = LayerNormGRU(hparams.deter_size, compute_dtype, name="gru")
         self.prior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "prior", compute_dtype)
         self.posterior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "posterior", compute_dtype)
-        self.reward_head = mlp(hparams.head_units, hparams.head_layers, 1, "reward", compute_dtype)
+        self.twohot_reward = hparams.reward_head == "twohot"
+        self.reward_head = mlp(hparams.head_units, hparams.head_layers, NUM_BINS if self.twohot_reward else 1,
+                               "reward", compute_dtype, zero_output=self.twohot_reward)
         self.continue_head = mlp(hparams.head_units, hparams.head_layers, 1, "continue", compute_dtype)
 
     @staticmethod
@@ -328,7 +339,16 @@ class RSSM(keras.Model):
 
     def heads(self, features):
         """(reward means, continue logits) of the state reached after each action."""
-        return tf.squeeze(self.reward_head(features), -1), tf.squeeze(self.continue_head(features), -1)
+        reward_outputs, continue_logits = self.head_outputs(features)
+        return self.reward_means(reward_outputs), continue_logits
+
+    def head_outputs(self, features):
+        """(the reward head's outputs: its mean, or logits over the two-hot bins; continue logits)."""
+        rewards = self.reward_head(features)
+        return (rewards if self.twohot_reward else tf.squeeze(rewards, -1)), tf.squeeze(self.continue_head(features), -1)
+
+    def reward_means(self, reward_outputs):
+        return twohot_mean(reward_outputs, bins()) if self.twohot_reward else reward_outputs
 
     def decode(self, features):
         return self.decoder(features)
@@ -363,12 +383,15 @@ class RSSM(keras.Model):
         follows = tf.concat([follows, tf.zeros([batch, 1], tf.bool)], 1)[:, :, None, None]
         z_after = tf.where(follows, tf.concat([zs[:, 1:], z_prior[:, -1:]], 1), z_prior)
         after = self.features((h_after, tf.reshape(z_after, [batch * length, groups, classes])))
-        reward_means, continue_logits = (tf.reshape(x, [batch, length]) for x in self.heads(after))
+        reward_outputs, continue_logits = self.head_outputs(after)
+        reward_outputs = tf.reshape(reward_outputs, tf.concat([[batch, length], tf.shape(reward_outputs)[1:]], 0))
+        continue_logits = tf.reshape(continue_logits, [batch, length])
+        reward_means = self.reward_means(reward_outputs)
         hp = self.hparams
-        loss, metrics = world_model_loss(frame_outputs, frames, reward_means, rewards, continue_logits, ends,
+        loss, metrics = world_model_loss(frame_outputs, frames, reward_outputs, rewards, continue_logits, ends,
                                          states["posterior_logits"], states["prior_logits"], self.pixel_values,
                                          hp.kl_scale, hp.kl_balance, hp.free_nats, hp.continue_scale,
-                                         hp.free_nats_per_step)
+                                         hp.free_nats_per_step, hp.reward_head)
         predicted = self._frames_of(frame_outputs)
         same = (tf.abs(predicted - tf.cast(frames, tf.float32)) < 0.1 if self.vector  # within 0.1, for vectors
                 else tf.equal(predicted, frames))

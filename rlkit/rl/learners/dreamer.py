@@ -16,12 +16,23 @@ rho = 1 (REINFORCE, entropy eta 1e-3) for discrete actions, rho = 0 (gradients o
 dynamics, eta 1e-4) for continuous ones, whose actions are tanh-squashed Gaussian samples in
 [-1, 1] (scaled to the env's bounds only where the env gets them), reparameterised so that the
 gradient of V reaches the actor through the world model's dynamics.
+
+DreamerV3's changes (Hafner et al. 2023), each an option of the actor-critic's set: the critic
+as a two-hot categorical over symlog bins (`critic_head`), trained by cross-entropy on the
+lambda-returns plus `slow_critic_regularizer` x cross-entropy on the slow critic's values; the
+slow critic an EMA of the critic (`slow_critic_rate` each update) rather than a copy every
+`target_update_period`; and advantages divided by max(1, S), S the EMA of the returns' 5-95
+percentile range (`return_normalization`: "percentile").
 """
 
 import math
 
 import gymnasium as gym
 import tensorflow as tf
+
+from rlkit.models.twohot import NUM_BINS, bins, twohot_loss, twohot_mean
+
+RETURN_SCALE_RATE = 0.01  # DreamerV3's EMA rate of the return percentiles (retnorm: rate 0.01)
 
 
 def lambda_returns(rewards, values, discounts, lam):
@@ -52,11 +63,12 @@ def trajectory_weights(discounts):
     return tf.stop_gradient(tf.math.cumprod(tf.concat([ones, discounts[:-1]], 0), axis=0))
 
 
-def actor_loss(log_probs, entropy, returns, baselines, weights, rho, entropy_coef):
+def actor_loss(log_probs, entropy, returns, baselines, weights, rho, entropy_coef, scale=1.0):
     """The actor's loss over s_0 .. s_{H-1} [H, B]; returns (loss, metrics). rho 1: REINFORCE
-    with the critic as baseline; rho 0: the returns' own gradient through the dynamics."""
-    advantages = tf.stop_gradient(returns - baselines)
-    objective = rho * log_probs * advantages + (1.0 - rho) * returns + entropy_coef * entropy
+    with the critic as baseline; rho 0: the returns' own gradient through the dynamics. Returns
+    and baselines count divided by `scale` (DreamerV3's return normalisation; 1: DreamerV2)."""
+    advantages = tf.stop_gradient((returns - baselines) / scale)
+    objective = rho * log_probs * advantages + (1.0 - rho) * returns / scale + entropy_coef * entropy
     loss = -tf.reduce_mean(weights * objective)
     # actor_advantage: the size of the REINFORCE signal, which the entropy bonus (entropy_coef x
     # actor_entropy) competes with: where it shrinks below that, the policy drifts to uniform.
@@ -105,10 +117,25 @@ def sample_continuous(params, temperature, seed):
     return actions, log_probs, entropy
 
 
-def critic_loss(values, returns, weights):
-    """The critic's regression on the lambda-returns over s_0 .. s_{H-1} [H, B]; returns (loss, metrics)."""
-    loss = tf.reduce_mean(weights * 0.5 * tf.square(values - tf.stop_gradient(returns)))
+def critic_loss(values, returns, weights, slow_values=None, regularizer=0.0):
+    """The critic's regression on the lambda-returns over s_0 .. s_{H-1} [H, B], plus
+    `regularizer` x its regression on the slow critic's values; returns (loss, metrics)."""
+    error = 0.5 * tf.square(values - tf.stop_gradient(returns))
+    if regularizer:
+        error += regularizer * 0.5 * tf.square(values - tf.stop_gradient(slow_values))
+    loss = tf.reduce_mean(weights * error)
     return loss, dict(critic_loss=loss, critic_value=tf.reduce_mean(values))
+
+
+def twohot_critic_loss(logits, returns, weights, slow_values, regularizer):
+    """DreamerV3's critic loss over s_0 .. s_{H-1} (logits [H, B, K]): the cross-entropy with the
+    two-hot lambda-returns plus `regularizer` x that with the slow critic's values; returns (loss, metrics)."""
+    centres = bins()
+    nll = twohot_loss(logits, tf.stop_gradient(returns), centres)
+    if regularizer:
+        nll += regularizer * twohot_loss(logits, tf.stop_gradient(slow_values), centres)
+    loss = tf.reduce_mean(weights * nll)
+    return loss, dict(critic_loss=loss, critic_value=tf.reduce_mean(twohot_mean(logits, centres)))
 
 
 class DreamerAgent:
@@ -138,14 +165,19 @@ class DreamerAgent:
         self.world_model = RSSM(world_model, frame_shape, num_actions, pixel_values, compute_dtype)
         features = world_model.deter_size + world_model.stoch_groups * world_model.stoch_classes
 
-        def head(output, name):
+        def head(output, name, zero_output=False):
             return keras.Sequential([keras.Input((features,))]
                                     + [keras.layers.Dense(hparams.actor_critic_units, activation="elu",
                                                           dtype=policy(compute_dtype))
                                        for _ in range(hparams.actor_critic_layers)]
-                                    + [keras.layers.Dense(output)], name=name)
+                                    + [keras.layers.Dense(output, kernel_initializer="zeros" if zero_output
+                                                          else "glorot_uniform")], name=name)
         actor_outputs = num_actions if self.discrete else 2 * num_actions  # logits, or mean and std
-        self.actor, self.critic, self.target_critic = head(actor_outputs, "actor"), head(1, "critic"), head(1, "target")
+        self.twohot_critic = hparams.critic_head == "twohot"
+        critic_outputs = NUM_BINS if self.twohot_critic else 1
+        self.actor = head(actor_outputs, "actor")
+        self.critic = head(critic_outputs, "critic", zero_output=self.twohot_critic)
+        self.target_critic = head(critic_outputs, "target")
         self.target_critic.set_weights(self.critic.get_weights())
         self.model_optimizer = self.world_model.make_optimizer()
         self.actor_optimizer = make_optimizer(hparams.actor_learning_rate, epsilon=1e-5,
@@ -153,8 +185,16 @@ class DreamerAgent:
         self.critic_optimizer = make_optimizer(hparams.critic_learning_rate, epsilon=1e-5,
                                                global_clipnorm=hparams.clip_grad_norm)
         self.updates = tf.Variable(0, dtype=tf.int64, trainable=False)
+        # The EMAs of the returns' 5th and 95th percentiles (return_normalization "percentile").
+        self.return_low = tf.Variable(0.0, trainable=False)
+        self.return_high = tf.Variable(0.0, trainable=False)
         self.seed = tf.random.Generator.from_seed(seed)
         self.policy = self.new_policy(seed + 1)
+
+    def values(self, critic, features):
+        """A critic's values [N] of features [N, F]: its output, or its two-hot read-out."""
+        outputs = critic(features)
+        return twohot_mean(outputs, bins()) if self.twohot_critic else tf.squeeze(outputs, -1)
 
     def new_policy(self, seed):
         """A DreamerPolicy on this agent's networks, with states of its own."""
@@ -216,29 +256,45 @@ class DreamerAgent:
             rewards, continue_logits = wm.heads(tf.reshape(features[1:], [-1, features.shape[-1]]))
             rewards = tf.reshape(rewards, tf.shape(log_probs))
             discounts = hp.gamma * tf.reshape(tf.sigmoid(continue_logits), tf.shape(log_probs))
-            values = tf.squeeze(self.target_critic(tf.reshape(features, [-1, features.shape[-1]])), -1)
+            values = self.values(self.target_critic, tf.reshape(features, [-1, features.shape[-1]]))
             values = tf.reshape(values, tf.shape(features)[:2])
             returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
             weights = trajectory_weights(discounts)
+            scale = 1.0
+            if hp.return_normalization == "percentile":
+                scale, low, high = return_scale(returns, self.return_low, self.return_high, RETURN_SCALE_RATE)
+                self.return_low.assign(low)
+                self.return_high.assign(high)
             rho = 1.0 if self.discrete else 0.0  # REINFORCE, or the returns' gradient through the dynamics
             actor, actor_metrics = actor_loss(log_probs, entropies, returns, values[:-1], weights, rho,
-                                              hp.entropy_coef)
+                                              hp.entropy_coef, scale)
+            actor_metrics["return_scale"] = tf.convert_to_tensor(scale, tf.float32)
         self.actor_optimizer.apply_gradients(zip(actor_tape.gradient(actor, self.actor.trainable_variables),
                                                  self.actor.trainable_variables))
         with tf.GradientTape() as critic_tape:
-            predicted = tf.squeeze(self.critic(tf.reshape(tf.stop_gradient(features[:-1]), [-1, features.shape[-1]])), -1)
-            critic, critic_metrics = critic_loss(tf.reshape(predicted, tf.shape(returns)), returns, weights)
+            outputs = self.critic(tf.reshape(tf.stop_gradient(features[:-1]), [-1, features.shape[-1]]))
+            if self.twohot_critic:
+                logits = tf.reshape(outputs, tf.concat([tf.shape(returns), [NUM_BINS]], 0))
+                critic, critic_metrics = twohot_critic_loss(logits, returns, weights, values[:-1],
+                                                            hp.slow_critic_regularizer)
+            else:
+                critic, critic_metrics = critic_loss(tf.reshape(outputs, tf.shape(returns)), returns, weights,
+                                                     values[:-1], hp.slow_critic_regularizer)
         self.critic_optimizer.apply_gradients(zip(critic_tape.gradient(critic, self.critic.trainable_variables),
                                                   self.critic.trainable_variables))
         self.model_optimizer.apply_gradients(zip(model_gradients, model_variables))
         self.updates.assign_add(1)
 
-        def copy_critic():  # the slow critic: a hard copy
+        if hp.slow_critic_rate:  # the slow critic: an EMA of the critic (DreamerV3) ...
             for target, online in zip(self.target_critic.variables, self.critic.variables):
-                target.assign(online)
-            return tf.constant(True)
+                target.assign((1.0 - hp.slow_critic_rate) * target + hp.slow_critic_rate * online)
+        else:  # ... or a hard copy every target_update_period updates (DreamerV2)
+            def copy_critic():
+                for target, online in zip(self.target_critic.variables, self.critic.variables):
+                    target.assign(online)
+                return tf.constant(True)
 
-        tf.cond(self.updates % hp.target_update_period == 0, copy_critic, lambda: tf.constant(False))
+            tf.cond(self.updates % hp.target_update_period == 0, copy_critic, lambda: tf.constant(False))
         return dict(metrics, model_loss=loss, **actor_metrics, **critic_metrics)
 
     def act(self, observation, temperature=1.0):
@@ -249,9 +305,12 @@ class DreamerAgent:
     def checkpointables(self):
         """What a checkpoint holds; `model`, `optimizer` and `global_step` as an Estimator's
         checkpoint names them, so the world model loads on its own (player, evaluator)."""
-        return dict(model=self.world_model, optimizer=self.model_optimizer, global_step=self.updates,
-                    actor=self.actor, critic=self.critic, target_critic=self.target_critic,
-                    actor_optimizer=self.actor_optimizer, critic_optimizer=self.critic_optimizer, seed=self.seed)
+        objects = dict(model=self.world_model, optimizer=self.model_optimizer, global_step=self.updates,
+                       actor=self.actor, critic=self.critic, target_critic=self.target_critic,
+                       actor_optimizer=self.actor_optimizer, critic_optimizer=self.critic_optimizer, seed=self.seed)
+        if self.hparams.return_normalization == "percentile":  # (DreamerV2 runs' checkpoints stay as they were)
+            objects.update(return_low=self.return_low, return_high=self.return_high)
+        return objects
 
 
 class DreamerPolicy(tf.Module):
