@@ -29,9 +29,9 @@ declare -A SETTINGS=(
   [pendulum_ou]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
   [pendulum_slow_target]="naf.target_update_rate=0.001"
   [pendulum_more_updates]="naf.update_period=1"
-  [mountaincar_base]="naf.exploration_noise=gaussian"
+  [mountaincar_base]="naf.exploration_noise=gaussian"   # (the set's values before issue 66)
   [mountaincar_ou]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
-  [mountaincar_ou_slow]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.05"
+  [mountaincar_ou_slow]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.05"   # (the set's since)
 )
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS"
