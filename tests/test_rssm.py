@@ -295,7 +295,8 @@ def test_observe_takes_the_steps_of_a_plain_loop_with_their_gradients():
     used = [(b, p) for b, p in zip(batched_gradients, plain_gradients) if p is not None]
     assert len(used) >= 10 and all(b is not None for b, _ in used)
     for b, p in used:
-        np.testing.assert_allclose(b.numpy(), p.numpy(), rtol=1e-3, atol=1e-5)
+        np.testing.assert_allclose(b.numpy(), p.numpy(), rtol=1e-3,
+                                   atol=1e-6 * np.abs(p.numpy()).max())  # float32 sums of terms near the largest
 
 
 def test_the_actors_batched_log_probabilities_and_gradient_are_those_of_its_sampling_calls():
