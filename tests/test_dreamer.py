@@ -312,7 +312,7 @@ def test_the_reward_head_learns_tanh_of_the_games_rewards_where_the_set_says_so(
 
     out, _ = dreamer_run
     store = FrameStore(os.path.join(out, "data"))
-    for transform, target in (("tanh", np.tanh), ("env", np.sign)):
+    for transform, target in (("tanh", np.tanh), ("env", np.sign), ("raw", lambda raw: raw)):
         hparams = create_hparams("dreamer_v2_tiny", f"reward_transform={transform},rewarded_sequence_share=1.0")
         env = make_batch_env(hparams, 1)
         dreamer = Dreamer(hparams, str(tmp_path / transform), env, seed=0)

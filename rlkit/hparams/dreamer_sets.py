@@ -62,7 +62,7 @@ register_family("dreamer_actor_critic", dict(
 ), dev=lambda actor_critic, _: shrink(actor_critic, "horizon", 5))
 register_family("dreamer", dict(  # the loop's own values, beside the run's (rlkit.hparams.env_sets)
     num_env_steps=positive, prefill_steps=non_negative, train_ratio=positive, rewarded_sequence_share=probability,
-    reward_transform=one_of("env", "tanh"), compute_dtype=one_of("float32", "bfloat16", "auto"),
+    reward_transform=one_of("env", "tanh", "raw"), compute_dtype=one_of("float32", "bfloat16", "auto"),
     replay_capacity=positive, eval_every_steps=positive, log_every_steps=positive, log_every_updates=positive,
     offline_data_dir=anything, offline_updates=positive, offline_checkpoint_updates=positive,
     simulated_temperature=non_negative, simulated_reward=one_of("likeliest", "expected"),
@@ -268,7 +268,8 @@ def _dreamer_loop(env, world_model, actor_critic):
         rewarded_sequence_share=0.0,
         # What the reward head learns: "env", the env's training rewards (Atari's and MinAtar's
         # clipped to their sign, other envs' as they are); "tanh", tanh of the game's rewards
-        # (DreamerV2's Atari target, its configs' clip_rewards: tanh).
+        # (DreamerV2's Atari target, its configs' clip_rewards: tanh); "raw", the game's own
+        # (DreamerV3's clip_reward: False, for its two-hot reward head over symlog bins).
         reward_transform="env",
         # What the networks' matmuls and convolutions compute in: "float32"; "bfloat16" (float32
         # variables, states and losses), for CPUs with native bfloat16 (AMX, AVX512-BF16), where
@@ -422,10 +423,11 @@ def with_dreamer_v3(hparams):
     its first release's values where releases differ), each an option of the same loop, RSSM and
     actor-critic: rewards and values as two-hot categoricals over symlog bins; the KL as dyn 0.5
     and rep 0.1 (kl_scale 0.6 at balance 5/6) with free bits of 1 nat per step; 1% uniform mixed
-    into the latents; the slow critic an EMA (0.02 an update) that regularises the critic (1.0);
+    into the latents; rewards unclipped; the slow critic an EMA (0.02 an update) that regularises the critic (1.0);
     advantages divided by max(1, the returns' 5-95 percentile range); entropy 3e-4; discount
     1 - 1/333 (its `horizon: 333`). Sizes, train ratio and learning rates stay the set's."""
     world_model, actor_critic = hparams.world_model, hparams.actor_critic
+    hparams.reward_transform = "raw"  # the game's rewards, unclipped (symlog bins take any scale)
     world_model.reward_head = "twohot"
     world_model.kl_scale, world_model.kl_balance = 0.6, 5 / 6
     world_model.free_nats, world_model.free_nats_per_step = 1.0, True

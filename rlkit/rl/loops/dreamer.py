@@ -107,8 +107,9 @@ class Dreamer:
         # on meanwhile), made once so that its functions are traced once, not at every evaluation.
         self.eval_policy = self.agent.new_policy(seed)
         self.model_dir = os.path.join(output_dir, "world_model")
-        # The reward head's target (the set's reward_transform): the env's clipped rewards, or
-        # tanh of the game's (DreamerV2's Atari); both 0 where the game gave nothing.
+        # The reward head's target (the set's reward_transform): the env's clipped rewards, tanh
+        # of the game's (DreamerV2's Atari), or the game's as they are (DreamerV3's); all 0 where
+        # the game gave nothing.
         self.reward_column = "rewards" if env.clip_rewards and hparams.reward_transform == "env" else "raw_rewards"
         # Variables exist once the networks have run: one update's graph on a zero batch, not applied.
         self._build()
