@@ -174,12 +174,13 @@ def fail(prefix, name, value, allowed):
     raise UserError(f"hparam {prefix + name!r} = {value!r}: {allowed}")
 
 
-def expect_family(hparams, name, family, prefix, example):
+def expect_family(hparams, name, family, prefix, example=None):
     """A nested set in the role of `family` (a loop's learner or world model) must be one."""
     nested = hparams.get(name)
     stated = nested.get("family") if isinstance(nested, HParams) else None
     if stated is not None and stated != family:
-        fail(prefix, name, f"<a {stated} set>", f"must be a {family} set here (for instance {name}={example})")
+        instance = f" (for instance {name}={example})" if example else " (python -m rlkit.hparams --list)"
+        fail(prefix, name, f"<a {stated} set>", f"must be a {family} set here{instance}")
 
 
 def check_frame_decoding(world_model, pixel_values):

@@ -19,7 +19,7 @@ from rlkit.hparams.world_model_sets import (next_frame_basic_stochastic_discrete
 
 def check_simple_loop_together(run, prefix, _):
     expect_family(run, "world_model", "next_frame", prefix, "next_frame_minatar")
-    expect_family(run, run.base_algo, run.base_algo, prefix, "ppo_original_params")
+    expect_family(run, run.base_algo, run.base_algo, prefix)
     if run.num_real_env_steps < run.epochs:
         fail(prefix, "num_real_env_steps", run.num_real_env_steps,
              f"must be at least epochs ({run.epochs}): each epoch collects real steps")

@@ -16,7 +16,7 @@ from rlkit.hparams.registry import register_hparams
 
 
 def check_model_free_together(run, prefix, _):
-    expect_family(run, run.base_algo, run.base_algo, prefix, "ppo_atari_nature_params")
+    expect_family(run, run.base_algo, run.base_algo, prefix)  # the learner base_algo names
 
 
 register_family("model_free", dict(  # the loop's own values, beside the run's (rlkit.hparams.env_sets)
