@@ -231,6 +231,47 @@ def test_every_value_names_the_line_that_set_it():
     assert explained["world_model.hidden_size"].startswith("next_frame_minatar (")
 
 
+def test_no_value_comes_through_more_than_four_sets(monkeypatch):
+    """Variants stay shallow (issue 65): every resolved value of every set was set within at
+    most 4 registered set functions, the set itself counted (rlmb_minatar_ends -> rlmb_minatar ->
+    next_frame_minatar -> next_frame_basic_stochastic_discrete); nested sets count too, values a
+    later set replaced do not."""
+    import sys
+
+    from rlkit.hparams import hparam
+    from rlkit.hparams.registry import registered_function
+
+    names = [name for name in list_hparams() if registered_function(name).__module__.startswith("rlkit.")]
+    set_of_code = {registered_function(name).__code__: name for name in names}
+    caller = hparam._caller
+
+    class Origin(tuple):
+        chain = ()
+
+    def caller_with_chain():
+        origin, frame, chain = Origin(caller()), sys._getframe(1), []
+        while frame is not None:
+            if frame.f_code in set_of_code:
+                chain.append(set_of_code[frame.f_code])
+            frame = frame.f_back
+        origin.chain = tuple(reversed(chain))
+        return origin
+
+    monkeypatch.setattr(hparam, "_caller", caller_with_chain)
+
+    def chains(hparams):
+        for name, value in hparams._values.items():
+            if isinstance(value, HParams):
+                yield from chains(value)
+            else:
+                yield getattr(hparams._origins[name], "chain", ())
+
+    deepest = {name: max(chains(registered_function(name)()), key=len) for name in names}
+    assert len(deepest["rlmb_minatar_ends"]) == 4, deepest["rlmb_minatar_ends"]  # the measure sees nesting
+    too_deep = {name: " -> ".join(chain) for name, chain in deepest.items() if len(chain) > 4}
+    assert not too_deep, too_deep
+
+
 def test_show_explain_prints_each_value_beside_its_origin():
     import re
     import subprocess

@@ -131,7 +131,11 @@ def rssm_minatar():
     32x32 latents, two k3 convs of depth 16 and 32, a Bernoulli decoder per cell, heads 2x200,
     windows of 16 steps (MinAtar's episodes at the start of training are short), batch 16, and
     DreamerV2's continuous-control KL (scale 1.0, 1 free nat; below)."""
-    hparams = rssm_atari()
+    return _with_minatar_sizes(rssm_atari())
+
+
+def _with_minatar_sizes(hparams):
+    """rssm_minatar's changes to rssm_atari (rssm_tiny and rssm_vector start from them too)."""
     hparams.num_target_frames = 12
     hparams.deter_size = 200
     hparams.hidden_size = 200
@@ -156,8 +160,8 @@ def rssm_minatar():
 
 @register_hparams
 def rssm_tiny():
-    """A few steps of a small RSSM: for tests."""
-    hparams = rssm_minatar()
+    """A few steps of a small RSSM (rssm_minatar's design): for tests."""
+    hparams = _with_minatar_sizes(rssm_atari())
     hparams.num_context_frames = 2
     hparams.num_target_frames = 3
     hparams.deter_size = 16
@@ -179,8 +183,8 @@ def rssm_tiny():
 def rssm_vector():
     """DreamerV2's world model for a gymnasium env's observation vectors (its continuous-control
     values: KL scale 1.0 with 1 free nat, as on DMC, which rssm_minatar has too): MLP encoder and decoder of 200, GRU 200,
-    32x32 latents, heads 2 x 200, sequences of 16 at batch 16."""
-    return rssm_minatar()
+    32x32 latents, heads 2 x 200, sequences of 16 at batch 16: rssm_minatar's values."""
+    return _with_minatar_sizes(rssm_atari())
 
 
 @register_hparams
@@ -227,7 +231,7 @@ def dreamer_actor_critic_minatar():
 @register_hparams
 def dreamer_actor_critic_tiny():
     """The actor-critic on rssm_tiny, imagining 3 steps: for tests."""
-    hparams = dreamer_actor_critic_minatar()
+    hparams = dreamer_actor_critic_atari()
     hparams.actor_critic_units = 16
     hparams.actor_critic_layers = 1
     hparams.horizon = 3
@@ -241,7 +245,9 @@ def dreamer_actor_critic_continuous():
     """The actor-critic for continuous actions (DreamerV2's continuous-control values): the
     actor trained by backpropagating the lambda-returns through the dynamics (rho 0), entropy
     1e-4, Adam 8e-5 for both, gamma 0.99, MLPs 2 x 200."""
-    hparams = dreamer_actor_critic_minatar()
+    hparams = dreamer_actor_critic_atari()
+    hparams.actor_critic_units = 200
+    hparams.actor_critic_layers = 2
     hparams.entropy_coef = 1e-4
     hparams.actor_learning_rate = 8e-5
     hparams.critic_learning_rate = 8e-5

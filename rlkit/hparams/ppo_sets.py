@@ -94,17 +94,23 @@ def ppo_original_params():
     )
 
 
-@register_hparams
-def ppo_atari_nature_params():
-    """PPO on 84x84x4 grayscale with the Nature CNN (Schulman et al. 2017 Atari settings)."""
-    hparams = ppo_original_params()
-    hparams.policy_network = "nature_cnn"
+def _with_atari_ppo_values(hparams):
+    """Schulman et al. 2017's Atari settings, as baselines and CleanRL run them: 4 epochs of 4
+    minibatches over 128-step rollouts, clip 0.1, the learning rate decaying linearly."""
     hparams.clip_coef = 0.1
     hparams.value_coef = 0.25  # 0.5 x (0.5 x MSE) in baselines' terms
     hparams.optimization_epochs = 4
     hparams.rollout_length = 128
     with_sample_minibatches(hparams, 4)  # Keras's Adam epsilon 1e-7 (baselines: 1e-5)
     hparams.learning_rate_schedule = "linear"
+    return hparams
+
+
+@register_hparams
+def ppo_atari_nature_params():
+    """PPO on 84x84x4 grayscale with the Nature CNN (Schulman et al. 2017 Atari settings)."""
+    hparams = _with_atari_ppo_values(ppo_original_params())
+    hparams.policy_network = "nature_cnn"
     return hparams
 
 
@@ -130,7 +136,7 @@ def ppo_cartpole_params():
 def ppo_minatar_params():
     """PPO on MinAtar with its paper's network (one 3x3 conv of 16, dense 128); CleanRL's Atari
     values (4 epochs of 4 minibatches over 128-step rollouts, clip 0.1, linear decay)."""
-    hparams = ppo_atari_nature_params()
+    hparams = _with_atari_ppo_values(ppo_original_params())
     hparams.policy_network = "minatar_cnn"
     hparams.value_coef = 0.5
     return hparams

@@ -166,7 +166,7 @@ def rlmb_base_stochastic_discrete_sticky():
 @register_hparams
 def rlmb_tiny():
     """The whole loop on Pong in a few minutes of CPU: for tests and the README demo."""
-    hparams = rlmb_base_stochastic_discrete()
+    hparams = rlmb_base()  # its world model replaced by the tiny stochastic discrete one below
     # A quarter of SimPLe's 105x80 pixels: the world model's 256-way softmax per pixel channel is
     # most of a tiny run's compute (rlmb_tiny's CPU time 72 s -> 45 s).
     hparams.frame_height, hparams.frame_width = 52, 40
@@ -202,7 +202,7 @@ def rlmb_minatar():
     next_frame_minatar, MinAtar's policy network, fewer PPO iterations inside the model than
     SimPLe's 1,000 per epoch (and so PPO's default learning rate, not SimPLe's 1e-4).
     `--loop_hparams=game=minatar/freeway`. docs/results.md compares it with PPO (rlmf_minatar)."""
-    hparams = rlmb_base_stochastic_discrete()
+    hparams = rlmb_base()  # its world model replaced by the stochastic discrete next_frame_minatar
     hparams.take_values(env_minatar())
     hparams.world_model = next_frame_minatar()
     hparams.ppo.policy_network = "minatar_cnn"

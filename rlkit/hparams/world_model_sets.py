@@ -64,7 +64,7 @@ register_family("next_frame", dict(
 @register_hparams
 def next_frame_basic_deterministic():
     """SimPLe's deterministic world model: hidden 64, 6 compress steps, 1 target frame."""
-    return HParams(
+    hparams = HParams(
         family="next_frame",
         model="next_frame_basic_deterministic",
         num_context_frames=4,
@@ -77,45 +77,8 @@ def next_frame_basic_deterministic():
         residual_dropout=0.5,  # before every middle layer
         input_noise=0.0,       # share of input pixels replaced by the background in training
         recurrent_state_size=0,  # channels of a conv-GRU memory at full resolution; 0: none
-        # True: the original stochastic model's recurrent design, one frame in per step and a
-        # state warmed up over the context; False: rlkit's k stacked frames (see the README).
-        single_frame=False,
-        # Not in SimPLe: also predict whether each predicted frame is its episode's last, so the
-        # world model's env can end episodes (MinAtar's games end at the first lost life).
-        predict_episode_ends=False,
-        # Not in SimPLe: layers after the decoder at full resolution, each a 3x3 conv on the
-        # features with the action injected, so the model can move a one-cell object as the
-        # action says (MinAtar's players: docs/results_journal.md, "Where the world models go wrong").
-        full_resolution_action_layers=0,
         pixel_loss_cutoff=0.01,
-        # Not in SimPLe: the pixel loss's weight on pixels that changed since the frame before
-        # (1: SimPLe's plain mean), so a model cannot fade small moving objects cheaply.
-        changed_pixel_weight=1.0,
         reward_loss_coef=1.0,
-        end_loss_coef=1.0,  # the end head's loss weight (with predict_episode_ends)
-        # Not in SimPLe: the share of training windows drawn from those whose targets follow a
-        # rewarded step, for games whose rewards are too rare for the reward head (Asterix: 0.73%).
-        rewarded_window_share=0.0,
-        # Not in SimPLe: the share drawn from those whose targets hold their episode's last frame,
-        # for games whose ends are too rare for the end head (Asterix: one frame in ~90). Measured
-        # harmful so far: an end is always a window's last target, so the head learns when ends
-        # come, not where (docs/results_journal.md, "Ending windows").
-        ending_window_share=0.0,
-        # What the end head predicts (with predict_episode_ends). "last_frame": that the frame
-        # it predicts is its episode's last, from windows inside episodes. Not in SimPLe,
-        # "ending_step": that the step it is given (frames and action) ends the episode, as the
-        # env says, from windows that also run past episodes' ends (the frames after the end
-        # left out of the losses); where an end hangs on the action (Asterix: an enemy next to
-        # the player), the frame before it cannot tell (docs/results_journal.md, "Ending steps").
-        end_target="last_frame",
-        # How the reward and end heads pool the features over positions: "mean" (SimPLe's), or
-        # not in SimPLe, "mean_and_max" (the maxima too), for one-cell events such as MinAtar's
-        # player stepping onto an enemy or the gold, a hundredth of a 10x10 mean.
-        head_pooling="mean",
-        # "likeliest" (SimPLe's): each cell's likeliest value. Not in SimPLe, for on/off frames:
-        # "objects" also keeps an object spread over neighbouring cells at its likeliest cell
-        # (rlkit.models.world_model.object_frames), where the likeliest frame loses it.
-        frame_decoding="likeliest",
         # Adafactor (updates scaled by each weight's RMS) at learning_rate x the schedule:
         # "linear_warmup" rises over learning_rate_warmup_steps, "linear_warmup_rsqrt_decay"
         # then decays as 1/sqrt(step). Gradients clipped to global norm clip_grad_norm.
@@ -124,14 +87,57 @@ def next_frame_basic_deterministic():
         learning_rate_warmup_steps=8000,
         clip_grad_norm=1.0,
         batch_size=4,
-        mixed_precision=False,  # float16 compute with float32 variables: for GPUs
-        # Training command (python -m rlkit.rl.trainer_world_model):
-        train_steps=15000,
-        save_checkpoints_steps=1000,
-        save_summary_steps=100,
-        keep_checkpoints=3,
-        dream_length=12,  # steps of the dream rollouts shown next to real frames in TensorBoard
+        train_steps=15000,  # python -m rlkit.rl.trainer_world_model's steps (SimPLe's model_train_steps)
     )
+    return _with_rlkit_options(hparams)
+
+
+def _with_rlkit_options(hparams):
+    """Adds the options SimPLe's models did not have, each as SimPLe behaved, and the training
+    command's bookkeeping."""
+    # True: the original stochastic model's recurrent design, one frame in per step and a state
+    # warmed up over the context; False: rlkit's k stacked frames (see the README).
+    hparams.add_hparam("single_frame", False)
+    # Also predict whether each predicted frame is its episode's last, so the world model's env
+    # can end episodes (MinAtar's games end at the first lost life).
+    hparams.add_hparam("predict_episode_ends", False)
+    # Layers after the decoder at full resolution, each a 3x3 conv on the features with the
+    # action injected, so the model can move a one-cell object as the action says (MinAtar's
+    # players: docs/results_journal.md, "Where the world models go wrong").
+    hparams.add_hparam("full_resolution_action_layers", 0)
+    # The pixel loss's weight on pixels that changed since the frame before (1: SimPLe's plain
+    # mean), so a model cannot fade small moving objects cheaply.
+    hparams.add_hparam("changed_pixel_weight", 1.0)
+    hparams.add_hparam("end_loss_coef", 1.0)  # the end head's loss weight (with predict_episode_ends)
+    # The share of training windows drawn from those whose targets follow a rewarded step, for
+    # games whose rewards are too rare for the reward head (Asterix: 0.73%).
+    hparams.add_hparam("rewarded_window_share", 0.0)
+    # The share drawn from those whose targets hold their episode's last frame, for games whose
+    # ends are too rare for the end head (Asterix: one frame in ~90). Measured harmful so far: an
+    # end is always a window's last target, so the head learns when ends come, not where
+    # (docs/results_journal.md, "Ending windows").
+    hparams.add_hparam("ending_window_share", 0.0)
+    # What the end head predicts (with predict_episode_ends). "last_frame": that the frame it
+    # predicts is its episode's last, from windows inside episodes. "ending_step": that the step
+    # it is given (frames and action) ends the episode, as the env says, from windows that also
+    # run past episodes' ends (the frames after the end left out of the losses); where an end
+    # hangs on the action (Asterix: an enemy next to the player), the frame before it cannot
+    # tell (docs/results_journal.md, "Ending steps").
+    hparams.add_hparam("end_target", "last_frame")
+    # How the reward and end heads pool the features over positions: "mean" (SimPLe's), or
+    # "mean_and_max" (the maxima too), for one-cell events such as MinAtar's player stepping onto
+    # an enemy or the gold, a hundredth of a 10x10 mean.
+    hparams.add_hparam("head_pooling", "mean")
+    # "likeliest" (SimPLe's): each cell's likeliest value. "objects", for on/off frames, also
+    # keeps an object spread over neighbouring cells at its likeliest cell
+    # (rlkit.models.world_model.object_frames), where the likeliest frame loses it.
+    hparams.add_hparam("frame_decoding", "likeliest")
+    hparams.add_hparam("mixed_precision", False)  # float16 compute with float32 variables: for GPUs
+    hparams.add_hparam("save_checkpoints_steps", 1000)
+    hparams.add_hparam("save_summary_steps", 100)
+    hparams.add_hparam("keep_checkpoints", 3)
+    hparams.add_hparam("dream_length", 12)  # steps of the dream rollouts shown next to real frames in TensorBoard
+    return hparams
 
 
 @register_hparams
@@ -169,32 +175,43 @@ def next_frame_basic_deterministic_tiny():
 @register_hparams
 def next_frame_basic_stochastic_discrete():
     """SimPLe's stochastic discrete world model: hidden 96, 6 compress steps, 128 bits, 6 targets."""
-    hparams = next_frame_basic_deterministic()
-    hparams.model = "next_frame_basic_stochastic_discrete"
-    hparams.hidden_size = 96
-    hparams.filter_double_steps = 3
-    hparams.num_target_frames = 6
-    hparams.dropout = 0.15
-    hparams.pixel_loss_cutoff = 0.03
-    hparams.learning_rate = 2e-3
-    hparams.learning_rate_schedule = "linear_warmup"
-    hparams.learning_rate_warmup_steps = 2000
-    hparams.recurrent_state_size = 64
-    hparams.add_hparam("bottleneck_bits", 128)
-    hparams.add_hparam("bottleneck_noise", 0.2)         # Gaussian, before tanh
-    hparams.add_hparam("bit_flip_probability", 0.1)
-    hparams.add_hparam("latent_discriminator_filters", 128)
-    hparams.add_hparam("latent_predictor_state_size", 128)
-    hparams.add_hparam("latent_predictor_dropout", 0.1)
-    hparams.add_hparam("bit_loss_coef", 1.0)
-    # Schedules, in training steps (see rlkit.models.next_frame_sd).
-    hparams.add_hparam("discretize_warmup_steps", 40000)
-    hparams.add_hparam("latent_rnn_warmup_steps", 40000)
-    hparams.add_hparam("latent_rnn_max_sampling", 0.5)
-    hparams.add_hparam("latent_use_max_probability", 0.8)
-    hparams.add_hparam("scheduled_sampling_steps", 40000)
-    hparams.add_hparam("scheduled_sampling_max_prob", 1.0)
-    return hparams
+    hparams = HParams(
+        family="next_frame",
+        model="next_frame_basic_stochastic_discrete",
+        num_context_frames=4,
+        num_target_frames=6,
+        hidden_size=96,
+        num_compress_steps=6,
+        filter_double_steps=3,
+        num_hidden_layers=2,
+        dropout=0.15,
+        residual_dropout=0.5,
+        input_noise=0.0,
+        recurrent_state_size=64,
+        pixel_loss_cutoff=0.03,
+        reward_loss_coef=1.0,
+        learning_rate=2e-3,
+        learning_rate_schedule="linear_warmup",
+        learning_rate_warmup_steps=2000,
+        clip_grad_norm=1.0,
+        batch_size=4,
+        train_steps=15000,
+        bottleneck_bits=128,
+        bottleneck_noise=0.2,         # Gaussian, before tanh
+        bit_flip_probability=0.1,
+        latent_discriminator_filters=128,
+        latent_predictor_state_size=128,
+        latent_predictor_dropout=0.1,
+        bit_loss_coef=1.0,
+        # Schedules, in training steps (see rlkit.models.next_frame_sd).
+        discretize_warmup_steps=40000,
+        latent_rnn_warmup_steps=40000,
+        latent_rnn_max_sampling=0.5,
+        latent_use_max_probability=0.8,
+        scheduled_sampling_steps=40000,
+        scheduled_sampling_max_prob=1.0,
+    )
+    return _with_rlkit_options(hparams)
 
 
 @register_hparams
