@@ -9,6 +9,8 @@
 #   mountaincar_base    rlmf_naf_mountaincar before issue 66: Gaussian noise 1.0 -> 0.2 over 50K steps
 #   mountaincar_ou      Ornstein-Uhlenbeck noise (theta 0.15, DDPG's), same scale and decay
 #   mountaincar_ou_slow Ornstein-Uhlenbeck noise with theta 0.05 (pushes last about 20 steps)
+#   pendulum_scaled_obs, mountaincar_scaled_obs: the set with its observations mapped onto [-1, 1]
+#                       (scale_observations: MountainCar's velocity spans 0.14, Pendulum's 16)
 #
 #     bash scripts/naf_tuning.sh RUNS "pendulum_base pendulum_scaled" "100 101 102 103 104"
 #
@@ -22,7 +24,8 @@ declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pe
                  [pendulum_ou]=rlmf_naf_pendulum [pendulum_slow_target]=rlmf_naf_pendulum
                  [pendulum_more_updates]=rlmf_naf_pendulum
                  [mountaincar_base]=rlmf_naf_mountaincar [mountaincar_ou]=rlmf_naf_mountaincar
-                 [mountaincar_ou_slow]=rlmf_naf_mountaincar)
+                 [mountaincar_ou_slow]=rlmf_naf_mountaincar
+                 [pendulum_scaled_obs]=rlmf_naf_pendulum [mountaincar_scaled_obs]=rlmf_naf_mountaincar)
 declare -A SETTINGS=(
   [pendulum_base]=""
   [pendulum_scaled]="naf.reward_scale=0.1"
@@ -32,6 +35,8 @@ declare -A SETTINGS=(
   [mountaincar_base]="naf.exploration_noise=gaussian"   # (the set's values before issue 66)
   [mountaincar_ou]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
   [mountaincar_ou_slow]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.05"   # (the set's since)
+  [pendulum_scaled_obs]="scale_observations=True"
+  [mountaincar_scaled_obs]="scale_observations=True"
 )
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS"

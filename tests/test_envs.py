@@ -50,6 +50,25 @@ def test_cartpole_through_the_same_interface():
         assert all(ret == length for ret, length in finished)  # +1 per step, unclipped
 
 
+def test_scaled_observations_map_the_bounds_onto_the_unit_box():
+    """scale_observations: MountainCar's position [-1.2, 0.6] and velocity [-0.07, 0.07] both
+    reach the learner on [-1, 1]; an env with unbounded observations, or Atari's frames, is one line."""
+    plain_set = create_hparams("rlmf_naf_mountaincar")
+    scaled_set = create_hparams("rlmf_naf_mountaincar", "scale_observations=True")
+    with make_batch_env(plain_set, 2) as plain, make_batch_env(scaled_set, 2) as scaled:
+        assert scaled.observation_space == gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        raw, unit = plain.reset(seed=3), scaled.reset(seed=3)
+        for _ in range(30):
+            raw, unit = (env.step(np.ones((2, 1), np.float32)).observation for env in (plain, scaled))
+        low, high = np.array([-1.2, -0.07]), np.array([0.6, 0.07])
+        np.testing.assert_allclose(unit, 2 * (raw - low) / (high - low) - 1, rtol=1e-5, atol=1e-6)
+        assert unit.dtype == np.float32 and np.abs(unit[:, 1]).max() > 0.1  # the velocity, 0.0x raw
+    with pytest.raises(UserError, match="needs finite observation bounds; CartPole-v1's are not all finite"):
+        make_batch_env(create_hparams("env_cartpole", "scale_observations=True"), 1)
+    with pytest.raises(UserError, match="pong's frames are pictures: set scale_observations=False"):
+        make_batch_env(create_hparams("env_atari", "scale_observations=True"), 1)
+
+
 def test_native_and_gymnasium_backends_give_identical_frames():
     rng = np.random.default_rng(1)
     with AtariBatchEnv("pong", 2, max_num_noops=0) as native, \

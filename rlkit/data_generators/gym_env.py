@@ -34,14 +34,15 @@ def atari_preprocessing(frame_height=105, frame_width=80, grayscale=False, frame
 class GymBatchEnv(BatchEnv):
     """N copies of a gymnasium env in a synchronous gymnasium vector env."""
 
-    def __init__(self, env_id, num_envs, wrappers=(), clip_rewards=False, **make_kwargs):
+    def __init__(self, env_id, num_envs, wrappers=(), clip_rewards=False, scale_observations=False, **make_kwargs):
         if make_kwargs.get("render_mode"):
             # gymnasium's drawing code starts all of pygame, sound and display included, and SDL
             # prints errors of its own where it finds neither; rlkit plays no sound.
             draw_offscreen_quietly()
         self._env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync",
                                  vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
-                                 wrappers=list(wrappers), **make_kwargs)
+                                 wrappers=list(wrappers) + ([_scaled_to_unit_box] if scale_observations else []),
+                                 **make_kwargs)
         game = self._env.envs[0].unwrapped
         meanings = game.get_action_meanings() if hasattr(game, "get_action_meanings") else None
         super().__init__(num_envs, self._env.single_observation_space,
@@ -65,6 +66,18 @@ class GymBatchEnv(BatchEnv):
 
     def close(self):
         self._env.close()
+
+
+def _scaled_to_unit_box(env):
+    """The env with each observation mapped linearly from its space's bounds onto [-1, 1]."""
+    space = env.observation_space
+    if not (isinstance(space, gym.spaces.Box) and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+        raise UserError(f"scale_observations=True needs finite observation bounds; {env.spec.id}'s are not all finite: "
+                        f"set scale_observations=False")
+    low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+    unit_box = gym.spaces.Box(-1.0, 1.0, space.shape, np.float32)
+    return gym.wrappers.TransformObservation(
+        env, lambda observation: (2.0 * (observation - low) / (high - low) - 1.0).astype(np.float32), unit_box)
 
 
 def gym_atari_batch_env(game, num_envs, wrappers=(), frame_height=105, frame_width=80,

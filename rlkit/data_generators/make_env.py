@@ -128,6 +128,9 @@ def make_batch_env(hparams, num_envs, gym_wrappers=(), render=False):
     """A BatchEnv of `num_envs` copies of `hparams.game`; render: a gymnasium env (not Atari or
     MinAtar, whose frames are pictures) draws itself for `BatchEnv.render`."""
     check_game(hparams.game)
+    if hparams.scale_observations and (is_atari_game(hparams.game) or minatar.is_minatar_game(hparams.game)):
+        raise UserError(f"scale_observations=True maps a gymnasium env's vector observations onto [-1, 1]; "
+                        f"{hparams.game}'s frames are pictures: set scale_observations=False")
     if is_atari_game(hparams.game):
         if gym_wrappers:
             return gym_atari_batch_env(hparams.game, num_envs, gym_wrappers, **atari_settings(hparams))
@@ -135,4 +138,5 @@ def make_batch_env(hparams, num_envs, gym_wrappers=(), render=False):
     if minatar.is_minatar_game(hparams.game):  # one frame per agent step: the cap counts steps
         return minatar.MinAtarBatchEnv(hparams.game, num_envs, sticky_actions=hparams.sticky_actions,
                                        max_episode_steps=hparams.max_episode_frames)
-    return GymBatchEnv(hparams.game, num_envs, wrappers=gym_wrappers, **(dict(render_mode="rgb_array") if render else {}))
+    return GymBatchEnv(hparams.game, num_envs, wrappers=gym_wrappers, scale_observations=hparams.scale_observations,
+                       **(dict(render_mode="rgb_array") if render else {}))

@@ -22,7 +22,8 @@ def shrink_run_for_dev(run, _):
 register_family(RUN, {
     "game": non_empty, "frame_height": positive, "frame_width": positive, "grayscale": anything,
     "frame_skip": positive, "max_num_noops": non_negative, "sticky_actions": anything,
-    "max_episode_frames": positive, "episodic_life": anything, "frame_stack_size": positive,
+    "max_episode_frames": positive, "episodic_life": anything, "scale_observations": anything,
+    "frame_stack_size": positive,
     "real_num_workers": non_negative,
     "eval_sampling_temps": non_empty_list_of(non_negative), "eval_max_num_noops": non_negative,
     "eval_batch_size": positive, "eval_step_limit": positive, "final_eval_batch_size": positive,
@@ -50,6 +51,10 @@ def env_atari():
         # last step a terminal), though the game goes on until it is over. Evaluation always
         # plays whole games.
         episodic_life=False,
+        # A gymnasium env's vector observations mapped linearly from their bounds onto [-1, 1]
+        # (MountainCar's velocity spans 0.14, Pendulum's 16), so that every input reaches the
+        # networks at one scale. Needs finite bounds; not for Atari's or MinAtar's frames.
+        scale_observations=False,
         frame_stack_size=4,
         # Ray actors that run the real envs (collection and evaluation), each with its share of
         # the envs and a copy of the policy; 0 runs them in this process and never imports Ray.

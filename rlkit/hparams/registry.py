@@ -67,6 +67,7 @@ KEYS_ADDED_LATER = [
     ("num_compress_steps", "head_pooling", "mean"),
     ("simulated_num_envs", "simulated_reward", "likeliest"),  # SimPLe loops
     ("max_episode_frames", "episodic_life", False),           # env settings
+    ("max_episode_frames", "scale_observations", False),
     ("stoch_classes", "unimix", 0.0),
     ("stoch_classes", "free_nats_per_step", False),
     ("stoch_classes", "reward_head", "gaussian"),
