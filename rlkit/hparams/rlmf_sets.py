@@ -200,6 +200,7 @@ def rlmf_dqn_minatar():
     """DQN on a MinAtar game as MinAtar's paper ran it (dqn_minatar_params), at docs/results.md's
     budget and evaluation: `--hparams=game=minatar/breakout,num_env_steps=5000000` for the paper's run."""
     hparams = env_minatar()
+    hparams.frame_stack_size = 1  # the paper's one 10x10xC state: its trail channels carry the motion
     _off_policy(hparams, "dqn", dqn_minatar_params(), num_envs=1, num_env_steps=102_400, shard_steps=5_000,
                 eval_every_steps=20_480)
     add_minatar_eval_hparams(hparams)
@@ -213,6 +214,7 @@ def rlmf_dqn_minatar_data_efficient():
     step 1,600 (data-efficient Rainbow's start, van Hasselt et al. 2019). Chosen over the paper's
     DQN and over this with prioritized replay on tuning seeds 100 and 101 (docs/off_policy.md)."""
     hparams = rlmf_dqn_minatar()
+    hparams.frame_stack_size = 4  # as tuned, and as its reported runs ran (rlkit's MinAtar sets' stack)
     dqn = hparams.dqn
     dqn.double, dqn.dueling, dqn.n_step = True, True, 3
     dqn.epsilon_final, dqn.epsilon_decay_steps, dqn.learning_starts = 0.01, 20_000, 1_600
@@ -346,10 +348,11 @@ def rlmf_a2c_gae_cartpole():
 @register_hparams
 def rlmf_a2c_atari():
     """A2C on Atari with OpenAI baselines' published values (a2c_atari_params): 84x84 grayscale,
-    4 frames, 16 envs of 5-step rollouts, 10M agent steps (40M frames), evaluated every 500K."""
+    4 frames, up to 30 no-ops, 16 envs of 5-step rollouts, 10M agent steps (40M frames), evaluated every 500K."""
     hparams = env_atari()
     hparams.frame_height = hparams.frame_width = 84
     hparams.grayscale = True
+    hparams.max_num_noops = 30  # baselines' NoopResetEnv
     hparams.episodic_life = True
     _on_policy(hparams, "a2c", a2c_atari_params(), num_envs=16, num_env_steps=10_000_000,
                eval_every_iterations=6_250)
