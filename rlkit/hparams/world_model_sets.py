@@ -9,6 +9,10 @@ from rlkit.hparams.checks import (anything, fail, non_empty, non_negative, one_o
 from rlkit.hparams.hparam import HParams
 from rlkit.hparams.registry import register_hparams
 
+# The families of world-model sets, which python -m rlkit.rl.trainer_world_model trains: SimPLe's
+# next-frame models (here) and DreamerV2's RSSM (dreamer_sets).
+WORLD_MODEL_FAMILIES = ("next_frame", "rssm")
+
 # rlkit.models.optimizers.SCHEDULES (the models' floor; the hparams sit below it).
 WORLD_MODEL_SCHEDULES = ("constant", "linear_warmup", "linear_warmup_rsqrt_decay")
 

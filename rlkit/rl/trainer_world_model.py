@@ -17,6 +17,7 @@ from rlkit import cli, gcs
 from rlkit.data_generators import storage
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.errors import UserError, run_command
+from rlkit.hparams.world_model_sets import WORLD_MODEL_FAMILIES
 from rlkit.models.registry import get_model
 
 
@@ -34,9 +35,10 @@ def main(argv):
     data_dir = gcs.local_input(FLAGS.data_dir) if FLAGS.data_dir else ""
 
     def check(hparams):
-        if "model" not in hparams:
-            raise UserError(f"--hparams_set={FLAGS.hparams_set} is not a world-model set (it has no model): use "
-                            "one such as next_frame_basic_stochastic_discrete, or train a loop with trainer_model_based")
+        if hparams.get("family") not in WORLD_MODEL_FAMILIES:
+            kind = f"loop {hparams.get('loop')!r}" if hparams.get("loop") else f"family {hparams.get('family')!r}"
+            raise UserError(f"--hparams_set={FLAGS.hparams_set} is not a world-model set (its {kind}): use one "
+                            "such as next_frame_basic_stochastic_discrete, or train a loop with trainer_model_based")
         get_model(hparams.model)
         # Counted as the loop's resume logic counts them: damaged shards are set aside, not stored.
         epochs = sorted({storage.epoch_of(path) for path in storage.list_shards(data_dir)})
