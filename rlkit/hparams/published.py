@@ -145,6 +145,31 @@ PUBLISHED = {
              # In rlkit's terms: sequences of 50 as 4 context and 46 target steps; one gradient
              # step on 50 x 50 every 4 policy steps as 2,500 / 4 replayed steps per env step.
              train_ratio=625, **{"world_model.num_context_frames": 4, "world_model.num_target_frames": 46})),
+    "dreamer_v3_atari": Published(
+        "DreamerV3 (Hafner et al. 2023/2025), its released code's configs.yaml (danijar/dreamerv3 at 05699cd: "
+        "atari100k, size200m); ../shared/reference/dreamerv3.md. Its GRU is block-diagonal (8 blocks), its "
+        "norms RMSNorm and activations SiLU: rlkit's RSSM is a dense GRU with LayerNorm and ELU",
+        dict(frame_height=64, frame_width=64, grayscale=False, frame_skip=4, sticky_actions=False, max_num_noops=30,
+             frame_stack_size=1, num_envs=1, num_env_steps=100_000, train_ratio=256, reward_transform="raw",
+             **_nested("world_model", dict(
+                 batch_size=16, deter_size=8192, hidden_size=1024, stoch_groups=32, stoch_classes=64,
+                 encoder_depth=64, head_units=1024, head_layers=1, unimix=0.01, free_nats=1.0,
+                 free_nats_per_step=True, reward_head="twohot")),
+             **_nested("actor_critic", dict(
+                 actor_critic_units=1024, actor_critic_layers=3, horizon=15, return_lambda=0.95, gamma=1 - 1 / 333,
+                 entropy_coef=3e-4, critic_head="twohot", slow_critic_rate=0.02, slow_critic_regularizer=1.0,
+                 return_normalization="percentile")),
+             # batch_length 64 in rlkit's terms: 4 context and 60 target steps
+             **{"world_model.num_context_frames": 4, "world_model.num_target_frames": 60}),
+        {"world_model.kl_scale": (1.1, 0.6, "the first release's dyn 0.5 and rep 0.1 (the newest: dyn 1.0), "
+                                            "as every rlkit DreamerV3 set"),
+         "world_model.kl_balance": (10 / 11, 5 / 6, "with kl_scale: dyn 0.5, rep 0.1"),
+         "world_model.learning_rate": (4e-5, 1e-4, "Adam at the first release's rate: rlkit has no LaProp"),
+         "world_model.clip_grad_norm": (0.3, 1000.0, "the first release's clip by norm: rlkit has no adaptive "
+                                                     "gradient clipping (0.3 is AGC's ratio)"),
+         "actor_critic.actor_learning_rate": (4e-5, 3e-5, "Adam at the first release's rate"),
+         "actor_critic.critic_learning_rate": (4e-5, 3e-5, "Adam at the first release's rate"),
+         "actor_critic.clip_grad_norm": (0.3, 100.0, "the first release's clip by norm (0.3 is AGC's ratio)")}),
 }
 
 
