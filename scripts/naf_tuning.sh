@@ -11,6 +11,8 @@
 #   mountaincar_ou_slow Ornstein-Uhlenbeck noise with theta 0.05 (pushes last about 20 steps)
 #   pendulum_scaled_obs, mountaincar_scaled_obs: the set with its observations mapped onto [-1, 1]
 #                       (scale_observations: MountainCar's velocity spans 0.14, Pendulum's 16)
+#   pendulum_long       50K agent steps, not 20K (the failing seeds swing the pendulum up by 20K
+#                       but do not yet hold it), evaluated every 10K
 #
 #     bash scripts/naf_tuning.sh RUNS "pendulum_base pendulum_scaled" "100 101 102 103 104"
 #
@@ -25,7 +27,8 @@ declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pe
                  [pendulum_more_updates]=rlmf_naf_pendulum
                  [mountaincar_base]=rlmf_naf_mountaincar [mountaincar_ou]=rlmf_naf_mountaincar
                  [mountaincar_ou_slow]=rlmf_naf_mountaincar
-                 [pendulum_scaled_obs]=rlmf_naf_pendulum [mountaincar_scaled_obs]=rlmf_naf_mountaincar)
+                 [pendulum_scaled_obs]=rlmf_naf_pendulum [mountaincar_scaled_obs]=rlmf_naf_mountaincar
+                 [pendulum_long]=rlmf_naf_pendulum)
 declare -A SETTINGS=(
   [pendulum_base]=""
   [pendulum_scaled]="naf.reward_scale=0.1"
@@ -37,6 +40,7 @@ declare -A SETTINGS=(
   [mountaincar_ou_slow]="naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.05"   # (the set's since)
   [pendulum_scaled_obs]="scale_observations=True"
   [mountaincar_scaled_obs]="scale_observations=True"
+  [pendulum_long]="num_env_steps=50000,eval_every_steps=10000"
 )
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS"
