@@ -167,7 +167,7 @@ def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS obj
             stack.enter_context(run_lock.hold(FLAGS.output_dir))
         output_dir = stack.enter_context(gcs.local_output(FLAGS.output_dir))
         hparams = run_hparams(output_dir, FLAGS.hparams_set, FLAGS["hparams_set"].present, FLAGS.hparams, variant)
-        if "game" in hparams:
+        if not hparams.get("family"):  # a run's set (a component's, such as a world model's, has no game)
             check_game(hparams.game)
         if check is not None:
             check(hparams)
@@ -252,7 +252,7 @@ def load_hparams(FLAGS, run_dirs=(), add_defaults=None):  # noqa: N803
             if name in saved and saved.get(name) != hparams.get(name):
                 raise UserError(f"the run was trained with {name}={saved.get(name)!r}, not {hparams.get(name)!r}: "
                                 f"its policy and world model only work on that, so drop {name} from --hparams")
-    if "game" in hparams:
+    if not hparams.get("family"):
         check_game(hparams.game)
     return hparams
 

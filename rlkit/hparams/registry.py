@@ -56,6 +56,8 @@ KEYS_ADDED_LATER = [
     # world model ran SimPLe's loop, one with a learner and no world model the model-free loop.
     ("world_model", "loop", "simple"),
     ("base_algo", "loop", "model_free"),
+    ("num_compress_steps", "family", "next_frame"),          # a world model's run, saved before families
+    ("stoch_classes", "family", "rssm"),
     ("num_compress_steps", "predict_episode_ends", False),   # world models
     ("num_compress_steps", "full_resolution_action_layers", 0),
     ("num_compress_steps", "end_loss_coef", 1.0),

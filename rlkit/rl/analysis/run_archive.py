@@ -16,6 +16,7 @@ import shutil
 
 import numpy as np
 
+from rlkit.hparams import HParams, with_keys_added_later
 from rlkit.rl.experiments import curves
 
 TAG = "mean_reward/eval/sampling_temp_1.0_max_noops_0_unclipped"  # a run's main return: temperature 1
@@ -36,8 +37,8 @@ def finished(run):
     hparams = os.path.join(run, "hparams.json")
     if os.path.exists(os.path.join(run, "eval_metrics")) and os.path.exists(hparams):
         with open(hparams) as f:
-            saved = json.load(f)
-        last = f"epoch_{saved['epochs'] - 1}" if "epochs" in saved else f"step_{saved['num_env_steps']}"
+            saved = with_keys_added_later(HParams.from_json(f.read()))
+        last = f"epoch_{saved.epochs - 1}" if saved.loop == "simple" else f"step_{saved.num_env_steps}"
         return os.path.exists(os.path.join(run, "eval_metrics", f"{last}.json"))
     return any(os.path.exists(os.path.join(run, name)) for name in ("policy/saved_model.pb", "summary.json"))
 
