@@ -11,6 +11,8 @@
 #   mountaincar_ou_slow Ornstein-Uhlenbeck noise with theta 0.05 (pushes last about 20 steps)
 #   pendulum_scaled_obs, mountaincar_scaled_obs: the set with its observations mapped onto [-1, 1]
 #                       (scale_observations: MountainCar's velocity spans 0.14, Pendulum's 16)
+#   pendulum_penalty, mountaincar_penalty: the set with naf.mean_penalty=0.01 (an L2 penalty on mu
+#                       before its tanh: the failing seeds' mu sat at a bound in every state)
 #   pendulum_long       50K agent steps, not 20K (the failing seeds swing the pendulum up by 20K
 #                       but do not yet hold it), evaluated every 10K
 #
@@ -28,7 +30,8 @@ declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pe
                  [mountaincar_base]=rlmf_naf_mountaincar [mountaincar_ou]=rlmf_naf_mountaincar
                  [mountaincar_ou_slow]=rlmf_naf_mountaincar
                  [pendulum_scaled_obs]=rlmf_naf_pendulum [mountaincar_scaled_obs]=rlmf_naf_mountaincar
-                 [pendulum_long]=rlmf_naf_pendulum)
+                 [pendulum_long]=rlmf_naf_pendulum
+                 [pendulum_penalty]=rlmf_naf_pendulum [mountaincar_penalty]=rlmf_naf_mountaincar)
 declare -A SETTINGS=(
   [pendulum_base]=""
   [pendulum_scaled]="naf.reward_scale=0.1"
@@ -41,6 +44,8 @@ declare -A SETTINGS=(
   [pendulum_scaled_obs]="scale_observations=True"
   [mountaincar_scaled_obs]="scale_observations=True"
   [pendulum_long]="num_env_steps=50000,eval_every_steps=10000"
+  [pendulum_penalty]="naf.mean_penalty=0.01"
+  [mountaincar_penalty]="naf.mean_penalty=0.01"
 )
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS"

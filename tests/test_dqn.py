@@ -343,6 +343,34 @@ def test_naf_explores_with_correlated_noise_within_the_bounds(tmp_path):
     assert lag_one(correlated) > 0.6 and abs(lag_one(gaussian)) < 0.2
 
 
+def test_the_mean_penalty_brings_a_saturated_mu_back_from_the_bound():
+    """naf.mean_penalty: with mu pinned at a bound (its value before the tanh at 8, where the
+    tanh's gradient is 5e-7), 30 TD updates alone leave it there; the penalty moves it back."""
+    import gymnasium as gym
+
+    from rlkit.rl.learners.naf import NAFLearner
+    space = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
+    rng = np.random.default_rng(0)
+    batch = dict(observations=rng.normal(size=(64, 1, 3)).astype(np.float32),
+                 actions=rng.uniform(-2, 2, (64, 1)).astype(np.float32),
+                 rewards=rng.normal(size=64).astype(np.float32), discounts=np.full(64, 0.99, np.float32),
+                 next_observations=rng.normal(size=(64, 1, 3)).astype(np.float32), weights=np.ones(64, np.float32))
+
+    def mu_after_updates(penalty):
+        hparams = create_hparams("rlmf_naf_tiny", f"naf.mean_penalty={penalty}").naf
+        learner = NAFLearner(hparams, (1, 3), tf.float32, space, seed=0)
+        head = learner.network.get_layer("naf").mean
+        head.kernel.assign(tf.zeros_like(head.kernel))
+        head.bias.assign([8.0])
+        for _ in range(30):
+            learner._compiled_train_step(*(tf.constant(batch[k]) for k in (
+                "observations", "actions", "rewards", "discounts", "next_observations", "weights")))
+        return float(head.bias.numpy()[0])
+
+    assert mu_after_updates(0.0) == pytest.approx(8.0, abs=1e-3)  # stuck: no gradient passes the tanh
+    assert mu_after_updates(0.01) < 7.98  # pulled back toward its linear range, a learning-rate step at a time
+
+
 def test_rlmf_naf_tiny_through_the_command_line(cli, tmp_path):
     out = str(tmp_path / "run")
     result = cli(TRAINER, "--hparams_set=rlmf_naf_tiny", f"--output_dir={out}")

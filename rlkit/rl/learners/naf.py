@@ -55,14 +55,15 @@ def naf_loss(q_values, targets, weights):
 
 
 class NAFHead(layers.Layer):
-    """V [B], mu [B, A] (tanh, scaled to the action bounds) and L [B, A, A] from features."""
+    """V [B], mu [B, A] (tanh, scaled to the action bounds), L [B, A, A] and mu's values before
+    the tanh [B, A] (what `mean_penalty` holds near 0) from features."""
 
     def __init__(self, low, high, **kwargs):
         super().__init__(**kwargs)
         self.size = len(low)
         self.center, self.half_range = (high + low) / 2, (high - low) / 2
         self.value = layers.Dense(1)
-        self.mean = layers.Dense(self.size, activation="tanh")
+        self.mean = layers.Dense(self.size)  # before the tanh
         self.entries = layers.Dense(self.size * (self.size + 1) // 2)
 
     def call(self, features):
@@ -75,8 +76,9 @@ class NAFHead(layers.Layer):
         places[rows, columns] = np.arange(1, len(rows) + 1)
         padded = tf.concat([tf.zeros_like(entries[:, :1]), entries], axis=1)
         lower = tf.reshape(tf.gather(padded, places.reshape(-1), axis=1), [-1, size, size])
-        mean = self.center + self.half_range * self.mean(features)
-        return keras.ops.squeeze(self.value(features), -1), mean, lower
+        before_tanh = self.mean(features)
+        mean = self.center + self.half_range * keras.ops.tanh(before_tanh)
+        return keras.ops.squeeze(self.value(features), -1), mean, lower, before_tanh
 
 
 def naf_network(hparams, observation_shape, observation_dtype, action_space):
@@ -100,7 +102,7 @@ class NAFPolicy(tf.Module):
         self.act = tf.function(self._act, input_signature=[spec, tf.TensorSpec((), tf.float32, name="temperature")])
 
     def _act(self, observation, temperature):
-        value, mean, _ = self.network(observation, training=False)
+        value, mean = self.network(observation, training=False)[:2]
         noise = temperature * (self.high - self.low) / 2 * self.rng.normal(tf.shape(mean))
         action = tf.clip_by_value(mean + noise, self.low, self.high)
         return {"action": action, "log_prob": tf.zeros_like(value), "value": value}
@@ -170,11 +172,15 @@ class NAFLearner:
         export_policy(self.policy, path)
 
     def _train_step(self, observations, actions, returns, discounts, next_observations, weights):
-        next_values, _, _ = self.target_network(next_observations, training=False)
+        next_values = self.target_network(next_observations, training=False)[0]
         targets = tf.stop_gradient(returns + discounts * next_values)
         with tf.GradientTape() as tape:
-            values, means, lower = self.network(observations, training=True)
+            values, means, lower, before_tanh = self.network(observations, training=True)
             loss, metrics, td_errors = naf_loss(naf_q_values(values, means, lower, actions), targets, weights)
+            # Where tanh saturates its gradient vanishes and mu stays at a bound whatever the TD
+            # errors say (Pendulum's failing seeds: full torque one way in every state); this
+            # pulls mu's values before the tanh back toward 0, at no cost inside its linear range.
+            loss += self.hparams.mean_penalty * tf.reduce_mean(tf.square(before_tanh))
         variables = self.network.trainable_variables
         self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return metrics, td_errors
