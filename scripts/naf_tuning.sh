@@ -13,6 +13,8 @@
 #                       (scale_observations: MountainCar's velocity spans 0.14, Pendulum's 16)
 #   pendulum_penalty, mountaincar_penalty: the set with naf.mean_penalty=0.01 (an L2 penalty on mu
 #                       before its tanh: the failing seeds' mu sat at a bound in every state)
+#   pendulum_penalty_ou, pendulum_penalty_ou_wide: the penalty with Ornstein-Uhlenbeck noise (theta
+#                       0.15), its standard deviation from 0.3 (the set's) or 1.0 (MountainCar's) to 0.1
 #   pendulum_long       50K agent steps, not 20K (the failing seeds swing the pendulum up by 20K
 #                       but do not yet hold it), evaluated every 10K
 #
@@ -31,7 +33,8 @@ declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pe
                  [mountaincar_ou_slow]=rlmf_naf_mountaincar
                  [pendulum_scaled_obs]=rlmf_naf_pendulum [mountaincar_scaled_obs]=rlmf_naf_mountaincar
                  [pendulum_long]=rlmf_naf_pendulum
-                 [pendulum_penalty]=rlmf_naf_pendulum [mountaincar_penalty]=rlmf_naf_mountaincar)
+                 [pendulum_penalty]=rlmf_naf_pendulum [mountaincar_penalty]=rlmf_naf_mountaincar
+                 [pendulum_penalty_ou]=rlmf_naf_pendulum [pendulum_penalty_ou_wide]=rlmf_naf_pendulum)
 declare -A SETTINGS=(
   [pendulum_base]=""
   [pendulum_scaled]="naf.reward_scale=0.1"
@@ -46,6 +49,8 @@ declare -A SETTINGS=(
   [pendulum_long]="num_env_steps=50000,eval_every_steps=10000"
   [pendulum_penalty]="naf.mean_penalty=0.01"
   [mountaincar_penalty]="naf.mean_penalty=0.01"
+  [pendulum_penalty_ou]="naf.mean_penalty=0.01,naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
+  [pendulum_penalty_ou_wide]="naf.mean_penalty=0.01,naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15,naf.exploration_noise_start=1.0"
 )
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS"
