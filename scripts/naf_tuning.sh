@@ -15,6 +15,7 @@
 #                       before its tanh: the failing seeds' mu sat at a bound in every state)
 #   pendulum_penalty_ou, pendulum_penalty_ou_wide: the penalty with Ornstein-Uhlenbeck noise (theta
 #                       0.15), its standard deviation from 0.3 (the set's) or 1.0 (MountainCar's) to 0.1
+#   pendulum_penalty_ou_40k: pendulum_penalty_ou over 40K agent steps, evaluated every 8K
 #   pendulum_long       50K agent steps, not 20K (the failing seeds swing the pendulum up by 20K
 #                       but do not yet hold it), evaluated every 10K
 #
@@ -34,7 +35,8 @@ declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pe
                  [pendulum_scaled_obs]=rlmf_naf_pendulum [mountaincar_scaled_obs]=rlmf_naf_mountaincar
                  [pendulum_long]=rlmf_naf_pendulum
                  [pendulum_penalty]=rlmf_naf_pendulum [mountaincar_penalty]=rlmf_naf_mountaincar
-                 [pendulum_penalty_ou]=rlmf_naf_pendulum [pendulum_penalty_ou_wide]=rlmf_naf_pendulum)
+                 [pendulum_penalty_ou]=rlmf_naf_pendulum [pendulum_penalty_ou_wide]=rlmf_naf_pendulum
+                 [pendulum_penalty_ou_40k]=rlmf_naf_pendulum)
 declare -A SETTINGS=(
   [pendulum_base]=""
   [pendulum_scaled]="naf.reward_scale=0.1"
@@ -51,6 +53,7 @@ declare -A SETTINGS=(
   [mountaincar_penalty]="naf.mean_penalty=0.01"
   [pendulum_penalty_ou]="naf.mean_penalty=0.01,naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
   [pendulum_penalty_ou_wide]="naf.mean_penalty=0.01,naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15,naf.exploration_noise_start=1.0"
+  [pendulum_penalty_ou_40k]="naf.mean_penalty=0.01,naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15,num_env_steps=40000,eval_every_steps=8000"
 )
 export TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 mkdir -p "$RUNS"
