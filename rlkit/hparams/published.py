@@ -77,6 +77,22 @@ SIMPLE_DIFFERENCES = {
                                               "1.6x faster to train (docs/simple.md, deliberate differences)"),
 }
 
+NATURE_DQN = Published(  # Double DQN's too (below)
+    "Nature DQN (Mnih et al. 2015), Extended Data Table 1 and Methods; DeepMind's Lua code for what the "
+    "table leaves open",
+    dict(frame_height=84, frame_width=84, grayscale=True, frame_skip=4, frame_stack_size=4, max_num_noops=30,
+         episodic_life=True,  # a lost life ends a training episode
+         eval_max_num_noops=30, eval_step_limit=4500,  # 5 minutes of play: 18,000 frames
+         **_nested("dqn", dict(
+             policy_network="nature_cnn", batch_size=32, replay_capacity=1_000_000, gamma=0.99,
+             # "10,000 parameter updates" in the table; the Lua code counts agent steps
+             target_update_period=10_000,
+             update_period=4, learning_rate=2.5e-4, rmsprop_decay=0.95, rmsprop_centered=True,
+             epsilon_start=1.0, epsilon_final=0.1, epsilon_decay_steps=1_000_000, learning_starts=50_000,
+             eval_epsilon=0.05, double=False, dueling=False, n_step=1, prioritized=False))),
+    {"dqn.optimizer_epsilon": (0.01, 1e-5, "the paper's 'min squared gradient' is its own RMSProp's; Keras's "
+                                           "centred RMSProp takes Dopamine's reading of it, 1e-5")})
+
 PUBLISHED = {
     "rlmb_base_stochastic_discrete": Published(
         SIMPLE_SOURCE,
@@ -91,24 +107,11 @@ PUBLISHED = {
         dict(frame_height=105, frame_width=80, grayscale=False, frame_skip=4, frame_stack_size=4,
              **_nested("ppo", dict(SIMPLE_PPO, learning_rate=2.5e-4))),
         {"ppo.dropout": SIMPLE_DIFFERENCES["ppo.dropout"]}),
-    "rlmf_dqn_nature": Published(
-        "Nature DQN (Mnih et al. 2015), Extended Data Table 1 and Methods; DeepMind's Lua code for what the "
-        "table leaves open",
-        dict(frame_height=84, frame_width=84, grayscale=True, frame_skip=4, frame_stack_size=4, max_num_noops=30,
-             episodic_life=True,  # a lost life ends a training episode
-             eval_max_num_noops=30, eval_step_limit=4500,  # 5 minutes of play: 18,000 frames
-             **_nested("dqn", dict(
-                 policy_network="nature_cnn", batch_size=32, replay_capacity=1_000_000, gamma=0.99,
-                 # "10,000 parameter updates" in the table; the Lua code counts agent steps
-                 target_update_period=10_000,
-                 update_period=4, learning_rate=2.5e-4, rmsprop_decay=0.95, rmsprop_centered=True,
-                 epsilon_start=1.0, epsilon_final=0.1, epsilon_decay_steps=1_000_000, learning_starts=50_000,
-                 eval_epsilon=0.05, double=False, dueling=False, n_step=1, prioritized=False))),
-        {"dqn.optimizer_epsilon": (0.01, 1e-5, "the paper's 'min squared gradient' is its own RMSProp's; Keras's "
-                                               "centred RMSProp takes Dopamine's reading of it, 1e-5")}),
+    "rlmf_dqn_nature": NATURE_DQN,
+    # Double DQN changed only the targets (its tuned variant is another set's business).
     "rlmf_ddqn": Published(
         "Double DQN (van Hasselt et al. 2016): Nature DQN's values, the targets' actions chosen by the online network",
-        None, {}),
+        dict(NATURE_DQN.values, **{"dqn.double": True}), NATURE_DQN.differences),
     "rlmf_dqn_minatar": Published(
         "MinAtar's DQN (Young & Tian 2019; MinAtar examples/dqn.py)",
         dict(frame_skip=1, frame_stack_size=1,  # one 10x10xC state in, its trail channels carry motion
@@ -172,11 +175,6 @@ PUBLISHED = {
          "actor_critic.clip_grad_norm": (0.3, 100.0, "the first release's clip by norm (0.3 is AGC's ratio)")}),
 }
 
-
-# Double DQN changed only the targets (its tuned variant is another set's business).
-PUBLISHED["rlmf_ddqn"] = dataclasses.replace(
-    PUBLISHED["rlmf_ddqn"], values=dict(PUBLISHED["rlmf_dqn_nature"].values, **{"dqn.double": True}),
-    differences=PUBLISHED["rlmf_dqn_nature"].differences)
 
 
 def published(set_name):
