@@ -124,6 +124,23 @@ def test_a_cell_counts_its_finished_runs_and_a_run_still_going_only_where_none_h
     assert len(evaluated) == 4  # the curves show every run
 
 
+def test_a_cell_whose_set_was_chosen_on_its_seeds_is_given_again_without_them(tmp_path):
+    from rlkit.rl.analysis.minatar_results import SELECTION_SEEDS, final_returns, game_rows
+
+    archive = tmp_path / "runs"
+    assert SELECTION_SEEDS[("seaquest", "simple_object_frames_100k")] == (0,)  # the journal's choice
+    for seed, final in enumerate([0.3, 0.5, 0.7]):
+        archived_run(archive, "seaquest", f"simple_object_frames_100k_s{seed}", [0.1, final], finished=True)
+    archived_run(archive, "seaquest", "ppo_100k_s0", [0.2, 0.4], finished=True)  # chosen on no seed of its own
+    rows, _, _ = game_rows(str(archive), "seaquest")
+    cells = {row[1]: row[2:4] for row in rows}
+    label = "SimPLe + ends + one-cell objects + object frames @100K"
+    assert cells[label] == ["3", "0.50 [0.30, 0.70]"]
+    assert cells[label + " without seed 0 (its set's choice saw it)"] == ["2", "0.60 [0.50, 0.70]"]
+    assert [name for name in cells if name.startswith("PPO")] == ["PPO @100K"]
+    assert final_returns(str(archive), "seaquest", "simple_object_frames_100k", True) == pytest.approx([0.5, 0.7])
+
+
 def long_evaluation_summary(path, mean, spread, episodes, name="summary.json"):
     """The evaluator's summary.json of a long evaluation at temperature 1, as far as it is read
     (archived as long_eval.json)."""
