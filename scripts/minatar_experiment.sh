@@ -24,6 +24,8 @@
 # ONLY=dqn the DQN rows (issue 66): rlmf_dqn_minatar_data_efficient at 100K (10 seeds, RUNS/GAME/dqn_100k_sS)
 # and the MinAtar paper's DQN (rlmf_dqn_minatar) at 1M on Breakout and Space Invaders (3 seeds,
 # RUNS/GAME/dqn_1m_sS); ONLY=dqn_100k the first alone.
+# ONLY=dreamer_v3 the DreamerV3 rows (issue 67): dreamer_v3_minatar, fixed on tuning seeds (100 and up)
+# before these runs, seeds 0-4 on every game (RUNS/GAME/dreamer_v3_100k_sS).
 # ONLY=long_eval evaluates each seed's final policy again on 2,048 episodes (below).
 # SimPLe rows, each game's best set, listed in docs/results/simple_sets.txt (with its run directory,
 # RUNS/GAME/PREFIX_sS): rlmb_minatar (SimPLe as published) on Freeway, whose episodes do not end
@@ -106,6 +108,7 @@ seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one g
     ppo_1m) default="0 1 2" ;;
     simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dreamer) default="0 1 2" ;;
+    dreamer_v3) default="0 1 2 3 4" ;;
     dqn) default="0 1 2 3 4 5 6 7 8 9" ;;
     dqn_1m) default=""; case $game in breakout|space_invaders) default="0 1 2" ;; esac ;;
     dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
@@ -176,6 +179,16 @@ if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
       launch "$runs/$game/dreamer_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
         --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$runs/$game/dreamer_100k_s$seed"
+    done
+  done
+fi
+if [ "${ONLY:-}" = dreamer_v3 ]; then
+  for game in "${games[@]}"; do
+    seeds dreamer_v3 "$game"
+    for seed in $seed_list; do
+      launch "$runs/$game/dreamer_v3_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
+        --hparams_set=dreamer_v3_minatar --hparams="game=minatar/$game" \
+        --seed="$seed" --output_dir="$runs/$game/dreamer_v3_100k_s$seed"
     done
   done
 fi

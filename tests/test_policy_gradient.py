@@ -146,6 +146,14 @@ def test_dev_version_shrinks_any_set_without_touching_the_learning_values():
     assert loop.world_model.hidden_size == create_hparams("rlmb_base_stochastic_discrete").world_model.hidden_size
     dqn = dev_version(create_hparams("rlmf_dqn_nature"))
     assert dqn.num_env_steps == 400 and dqn.dqn.learning_starts == 100 and dqn.dqn.learning_rate == 2.5e-4
+    v3 = create_hparams("dreamer_v3_minatar")  # DreamerV3's options stay in its dev run
+    dreamer = dev_version(v3)
+    assert dreamer.num_env_steps == 400 and dreamer.world_model.batch_size <= v3.world_model.batch_size
+    for name in ("reward_head", "unimix", "free_nats", "free_nats_per_step", "learning_rate"):
+        assert dreamer.world_model.get(name) == v3.world_model.get(name), name
+    for name in ("critic_head", "return_normalization", "entropy_coef", "actor_learning_rate", "slow_critic_rate"):
+        assert dreamer.actor_critic.get(name) == v3.actor_critic.get(name), name
+    assert dreamer.actor_critic.critic_head == "twohot"
 
 
 def test_lab_train_enjoy_and_dev_through_the_command_line(cli, tmp_path):

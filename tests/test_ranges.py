@@ -6,15 +6,17 @@ from rlkit.errors import UserError
 from rlkit.hparams import HParams, check_ranges, create_hparams, get_ranges, list_ranges
 from rlkit.hparams.ranges import RangedHParams, trial_overrides
 
-# Each shipped ranged set and a set it is meant for.
-FITS = {"ppo_learning": "rlmf_minatar", "simple_loop": "rlmb_minatar", "a2c_learning": "rlmf_a2c_cartpole",
-        "dqn_learning": "rlmf_dqn_cartpole", "dreamer_learning": "dreamer_v2_minatar"}
+# Each shipped ranged set and the sets it is meant for.
+FITS = {"ppo_learning": ["rlmf_minatar"], "simple_loop": ["rlmb_minatar"], "a2c_learning": ["rlmf_a2c_cartpole"],
+        "dqn_learning": ["rlmf_dqn_cartpole", "rlmf_dqn_minatar_data_efficient"],
+        "dreamer_learning": ["dreamer_v2_minatar", "dreamer_v3_minatar", "dreamer_v3_atari"]}
 
 
-def test_every_shipped_ranged_set_fits_its_set():
+def test_every_shipped_ranged_set_fits_its_sets():
     assert sorted(FITS) == list_ranges()
-    for ranges_name, set_name in FITS.items():
-        check_ranges(get_ranges(ranges_name), create_hparams(set_name), ranges_name)
+    for ranges_name, set_names in FITS.items():
+        for set_name in set_names:
+            check_ranges(get_ranges(ranges_name), create_hparams(set_name), ranges_name)
 
 
 def ranges_of(**calls):

@@ -248,3 +248,31 @@ def test_a_cell_names_the_commits_its_runs_came_from_and_marks_a_mix(tmp_path):
     assert code_versions([run("s2", a), run("s3", b)]) == "mixed: aaaaaaa, bbbbbbb+changes"
     assert code_versions([run("resumed", a, b)]) == "mixed: aaaaaaa, bbbbbbb+changes"  # one run, two commits
     assert code_versions([run("s4", a), run("older")]) == "mixed: aaaaaaa, 1 not recorded"
+
+
+def test_the_across_games_statistics_compare_each_method_with_each_compared_one_with_and_without_selection_seeds(
+        tmp_path):
+    from rlkit.rl.analysis.minatar_results import BEST_SIMPLE, GAMES, best_simple_runs, statistics_section
+
+    archive = tmp_path / "results" / "runs"
+    simple = best_simple_runs()
+    finals = {"random": [0.0, 0.0], "ppo_1m": [10.0, 10.0], "ppo_100k": [3.0, 3.0], "dreamer_100k": [6.0, 6.0, 6.0]}
+    for game in GAMES:
+        for prefix, returns in dict(finals, **{simple[game]: [5.0, 7.0, 9.0]}).items():
+            for seed, final in enumerate(returns):
+                archived_run(archive, game, f"{prefix}_s{seed}", [final], finished=True)
+    table = statistics_section(str(archive), str(tmp_path), reps=20).splitlines()
+    header = [cell.strip() for cell in table[0].strip("|").split("|")]
+    assert header[3:] == ["P(improves on PPO @100K)", f"P(improves on {BEST_SIMPLE})", "P(improves on DreamerV2 @100K)"]
+    rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in table[2:])
+            if len(cells) > 1}
+    against_ppo, against_itself, against_dreamer = rows[f"{BEST_SIMPLE} (3)"][2:]
+    # SimPLe's 5, 7 and 9 against PPO@100K's 3s, and against DreamerV2's 6s: two of three above.
+    assert against_ppo == "1.00 [1.00, 1.00]" and against_itself == "—" and against_dreamer.startswith("0.67 [")
+    assert rows["DreamerV2 @100K (3)"][0].startswith("0.60 ")  # IQM: every run at 6 of 10
+    # Without the seeds the sets were chosen on: SimPLe's seed 0 but on Freeway (5.0 left out), and
+    # DreamerV2's Breakout seeds 0 and 1 (one run per game left). SimPLe's IQM of 0.5, 0.7 x 5 and
+    # 0.9 x 4 (two runs per game): the middle six's mean, 0.77.
+    assert rows[f"{BEST_SIMPLE}, selection seeds left out (2)"][0].startswith("0.77 ")
+    assert rows["DreamerV2 @100K, selection seeds left out (1)"][0].startswith("0.60 ")
+    assert (tmp_path / "results" / "minatar_profile.png").exists()

@@ -60,6 +60,7 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("dreamer_paper_entropy_100k", "DreamerV2, Atari's KL, all starts, ratio 32, entropy 1e-3 @100K"),
            # Not DreamerV2: half of each batch's sequences drawn to hold a reward (rare-reward games).
            ("dreamer_rewarded_100k", "DreamerV2 + rewarded sequences @100K"),
+           ("dreamer_v3_100k", "DreamerV3 @100K"),
            ("dqn_100k", "DQN (data-efficient) @100K"), ("dqn_1m", "DQN (MinAtar paper's) @1M"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 # Across games: SimPLe with each game's best set (the repository's docs/results/simple_sets.txt,
@@ -77,6 +78,8 @@ SELECTION_SEEDS = {("breakout", "simple_ends_100k"): (0,), ("asterix", "simple_e
 WITHOUT_SELECTION = ", selection seeds left out"
 SIMPLE_SETS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "results", "simple_sets.txt")
 BASELINE, REFERENCE = "PPO @100K", "PPO @1M"
+# The methods every other one's probability of improvement is given against, where run on every game.
+COMPARED_WITH = (BASELINE, "DQN (data-efficient) @100K", BEST_SIMPLE, "DreamerV2 @100K")
 STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 NOISE_BEGIN, NOISE_END = "<!-- noise:begin -->", "<!-- noise:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
@@ -211,10 +214,11 @@ def best_simple_runs(path=SIMPLE_SETS):
     return {game: prefix for game, _, prefix in rows}
 
 
-def statistics_section(archive_dir, docs_dir):
+def statistics_section(archive_dir, docs_dir, reps=10_000):
     """Across the five games: IQM and optimality gap of normalised scores (random 0, PPO@1M 1) with
-    stratified-bootstrap CIs, the probability of improving on PPO@100K, and the performance
-    profile and interval plots; for the methods run on every game."""
+    stratified-bootstrap CIs, the probability of improving on each of `COMPARED_WITH`, and the performance
+    profile and interval plots; for the methods run on every game. `reps`: the bootstrap's
+    resamples (at most 2,000 for the probabilities and the profile)."""
     labels = dict(METHODS)
     prefixes = {label: {game: prefix for game in GAMES} for prefix, label in METHODS}
     prefixes[BEST_SIMPLE] = best_simple_runs()
@@ -234,15 +238,19 @@ def statistics_section(archive_dir, docs_dir):
         runs = min(len(r) for r in per_game)  # rliable's matrices: as many runs on every game
         matrix = np.array([r[:runs] for r in per_game]).T
         scores[f"{label} ({runs})"] = statistics.normalised(matrix, random_means, reference_means)
-    aggregate = statistics.aggregates(scores)
-    baseline = next(m for m in scores if m.startswith(BASELINE + " ("))
-    improvement = statistics.improvement_probabilities(scores, baseline)
+    aggregate = statistics.aggregates(scores, reps=reps)
+    # P(a run of the row's method beats a run of the column's on a random game), for each of the
+    # compared methods run on every game.
+    compared = [(label, next(m for m in scores if m.startswith(label + " (")))
+                for label in COMPARED_WITH if any(m.startswith(label + " (") for m in scores)]
+    improvement = {name: statistics.improvement_probabilities(scores, name, reps=min(reps, 2000))
+                   for _, name in compared}
     rows = [[m, *(f"{a[n][0]:.2f} [{a[n][1]:.2f}, {a[n][2]:.2f}]" for n in ("IQM", "optimality gap")),
-             "—" if m == baseline else "{:.2f} [{:.2f}, {:.2f}]".format(*improvement[m])]
+             *("—" if m == name else "{:.2f} [{:.2f}, {:.2f}]".format(*improvement[name][m]) for _, name in compared)]
             for m, a in aggregate.items()]
     figures = [os.path.join(docs_dir, "results", f"minatar_{kind}.png") for kind in ("profile", "intervals")]
-    statistics.draw(scores, aggregate, *figures, REFERENCE)
-    header = ["method (runs per game)", "IQM", "optimality gap", f"P(improves on {BASELINE})"]
+    statistics.draw(scores, aggregate, *figures, REFERENCE, reps=min(reps, 2000))
+    header = ["method (runs per game)", "IQM", "optimality gap", *(f"P(improves on {label})" for label, _ in compared)]
     return "\n".join([markdown_table(header, rows), "",
                       *(f"![{kind}](results/{os.path.basename(path)})" for kind, path in
                         zip(("performance profile", "IQM and optimality gap"), figures))])
@@ -257,7 +265,7 @@ def noise_section(archive_dir):
     evaluations where there are), how many episodes an evaluation needs for its SE to be half of
     that spread, and whether the evaluation the results table uses has them."""
     simple = best_simple_runs()
-    compared = ("dreamer_100k", "dqn_100k", "ppo_100k", "ppo_1m", "random")
+    compared = ("dreamer_100k", "dreamer_v3_100k", "dqn_100k", "ppo_100k", "ppo_1m", "random")
     rows = []
     for game in GAMES:
         methods = [(simple[game], f"SimPLe ({simple[game]})")] + [m for m in METHODS if m[0] in compared]

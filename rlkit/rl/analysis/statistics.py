@@ -109,7 +109,7 @@ def improvement_probabilities(normalised_scores, baseline, seed=0, reps=2000):
             for method in pairs}
 
 
-def draw(normalised_scores, aggregate, path_profile, path_intervals, reference_name, seed=0):
+def draw(normalised_scores, aggregate, path_profile, path_intervals, reference_name, seed=0, reps=2000):
     """The performance profile (share of runs above each normalised score, with CIs) and the
     interval plot of IQM and optimality gap, as PNGs."""
     require_rliable()
@@ -121,7 +121,7 @@ def draw(normalised_scores, aggregate, path_profile, path_intervals, reference_n
 
     taus = np.linspace(-0.5, 1.5, 81)
     with seeded_global_numpy(seed):
-        profiles, profile_cis = library.create_performance_profile(normalised_scores, taus, reps=2000)
+        profiles, profile_cis = library.create_performance_profile(normalised_scores, taus, reps=reps)
     figure, axis = plt.subplots(figsize=(7, 4))
     plot_utils.plot_performance_profiles(profiles, taus, performance_profile_cis=profile_cis, ax=axis,
                                          xlabel=f"normalised score (random 0, {reference_name} 1)")
