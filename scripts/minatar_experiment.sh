@@ -26,6 +26,10 @@
 # RUNS/GAME/dqn_1m_sS); ONLY=dqn_100k the first alone.
 # ONLY=dreamer_v3 the DreamerV3 rows (issue 67): dreamer_v3_minatar, fixed on tuning seeds (100 and up)
 # before these runs, seeds 0-4 on every game (RUNS/GAME/dreamer_v3_100k_sS).
+# ONLY=simple_combined the one SimPLe set for every game (issue 68): rlmb_minatar_combined, seeds 0-4
+# on Breakout and Freeway and 0-2 elsewhere (RUNS/GAME/simple_combined_100k_sS). Its tuning runs
+# (seeds 100 and up) go in a RUNS of their own, which the results script is never given:
+#   SEEDS_simple_combined_asterix=100 ONLY=simple_combined bash scripts/minatar_experiment.sh TUNING_RUNS asterix
 # ONLY=long_eval evaluates each seed's final policy again on 2,048 episodes (below).
 # SimPLe rows, each game's best set, listed in docs/results/simple_sets.txt (with its run directory,
 # RUNS/GAME/PREFIX_sS): rlmb_minatar (SimPLe as published) on Freeway, whose episodes do not end
@@ -109,6 +113,7 @@ seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one g
     simple) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dreamer) default="0 1 2" ;;
     dreamer_v3) default="0 1 2 3 4" ;;
+    simple_combined) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dqn) default="0 1 2 3 4 5 6 7 8 9" ;;
     dqn_1m) default=""; case $game in breakout|space_invaders) default="0 1 2" ;; esac ;;
     dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
@@ -189,6 +194,16 @@ if [ "${ONLY:-}" = dreamer_v3 ]; then
       launch "$runs/$game/dreamer_v3_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
         --hparams_set=dreamer_v3_minatar --hparams="game=minatar/$game" \
         --seed="$seed" --output_dir="$runs/$game/dreamer_v3_100k_s$seed"
+    done
+  done
+fi
+if [ "${ONLY:-}" = simple_combined ]; then
+  for game in "${games[@]}"; do
+    seeds simple_combined "$game"
+    for seed in $seed_list; do
+      launch "$runs/$game/simple_combined_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
+        --loop_hparams_set=rlmb_minatar_combined --loop_hparams="game=minatar/$game" \
+        --seed="$seed" --output_dir="$runs/$game/simple_combined_100k_s$seed"
     done
   done
 fi

@@ -50,6 +50,7 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("simple_ending_steps_100k", "SimPLe + ending steps + head maxima + expected rewards + one-cell objects + object frames @100K"),
            ("simple_ending_steps_low_entropy_100k",
             "SimPLe + ending steps + head maxima + expected rewards + one-cell objects + object frames + entropy 0.001 @100K"),
+           ("simple_combined_100k", "SimPLe, one set for every game (rlmb_minatar_combined) @100K"),
            ("dreamer_100k", "DreamerV2 @100K"), ("dreamer_1m", "DreamerV2 @1M"),
            # Ablations of dreamer_v2_minatar: train ratio 48 (18K gradient steps; the set's before
            # the seventeenth session); DreamerV2's Atari KL (scale 0.1, no free nats) at 48, then
