@@ -176,65 +176,29 @@ for game in "${games[@]}"; do
     done
   fi
 done
+# The model-based rows run game after game: loop_rows METHOD PREFIX SET [HPARAMS [FLAG]] runs SET
+# (with ,HPARAMS after the game) on every game and seed of METHOD, into RUNS/GAME/PREFIX_sSEED;
+# FLAG is the trainer's flag prefix, loop_hparams for SimPLe's sets as SimPLe named it.
+loop_rows() {
+  local method=$1 prefix=$2 set_name=$3 extra=${4:-} flag=${5:-hparams}
+  for game in "${games[@]}"; do
+    seeds "$method" "$game"
+    for seed in $seed_list; do
+      launch "$runs/$game/${prefix}_s$seed" $python -m rlkit.rl.trainer_model_based \
+        --${flag}_set=$set_name --$flag="game=minatar/$game$extra" \
+        --seed="$seed" --output_dir="$runs/$game/${prefix}_s$seed"
+    done
+  done
+}
 # DreamerV2 after every game's other rows: the longest runs come last.
-if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then
-  for game in "${games[@]}"; do
-    seeds dreamer "$game"
-    for seed in $seed_list; do
-      launch "$runs/$game/dreamer_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
-        --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game" \
-        --seed="$seed" --output_dir="$runs/$game/dreamer_100k_s$seed"
-    done
-  done
-fi
-if [ "${ONLY:-}" = dreamer_v3 ]; then
-  for game in "${games[@]}"; do
-    seeds dreamer_v3 "$game"
-    for seed in $seed_list; do
-      launch "$runs/$game/dreamer_v3_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
-        --hparams_set=dreamer_v3_minatar --hparams="game=minatar/$game" \
-        --seed="$seed" --output_dir="$runs/$game/dreamer_v3_100k_s$seed"
-    done
-  done
-fi
-if [ "${ONLY:-}" = simple_combined ]; then
-  for game in "${games[@]}"; do
-    seeds simple_combined "$game"
-    for seed in $seed_list; do
-      launch "$runs/$game/simple_combined_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
-        --loop_hparams_set=rlmb_minatar_combined --loop_hparams="game=minatar/$game" \
-        --seed="$seed" --output_dir="$runs/$game/simple_combined_100k_s$seed"
-    done
-  done
-fi
-if [ "${ONLY:-}" = dreamer_rewarded ]; then
-  for game in "${games[@]}"; do
-    seeds dreamer_rewarded "$game"
-    for seed in $seed_list; do
-      launch "$runs/$game/dreamer_rewarded_100k_s$seed" $python -m rlkit.rl.trainer_model_based \
-        --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,rewarded_sequence_share=0.5" --seed="$seed" \
-        --output_dir="$runs/$game/dreamer_rewarded_100k_s$seed"
-    done
-  done
-fi
-if [ "${ONLY:-}" = simple_expected ]; then
-  for game in "${games[@]}"; do
-    seeds simple_expected "$game"
-    for seed in $seed_list; do
-      launch "$runs/$game/simple_expected_100k_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=rlmb_minatar \
-        --loop_hparams="game=minatar/$game,simulated_reward=expected" --seed="$seed" --output_dir="$runs/$game/simple_expected_100k_s$seed"
-    done
-  done
-fi
-if [ "${ONLY:-}" = dreamer_1m ]; then
-  for game in "${games[@]}"; do
-    seeds dreamer_1m "$game"
-    for seed in $seed_list; do
-      launch "$runs/$game/dreamer_1m_s$seed" $python -m rlkit.rl.trainer_model_based \
-        --hparams_set=dreamer_v2_minatar --hparams="game=minatar/$game,num_env_steps=1000000" --seed="$seed" --output_dir="$runs/$game/dreamer_1m_s$seed"
-    done
-  done
-fi
+if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then loop_rows dreamer dreamer_100k dreamer_v2_minatar; fi
+case "${ONLY:-}" in
+  dreamer_v3) loop_rows dreamer_v3 dreamer_v3_100k dreamer_v3_minatar ;;
+  simple_combined) loop_rows simple_combined simple_combined_100k rlmb_minatar_combined "" loop_hparams ;;
+  dreamer_rewarded) loop_rows dreamer_rewarded dreamer_rewarded_100k dreamer_v2_minatar ,rewarded_sequence_share=0.5 ;;
+  simple_expected) loop_rows simple_expected simple_expected_100k rlmb_minatar ,simulated_reward=expected loop_hparams ;;
+  dreamer_1m) loop_rows dreamer_1m dreamer_1m dreamer_v2_minatar ,num_env_steps=1000000 ;;
+esac
 if [ "${ONLY:-}" = long_eval ]; then
   # Evaluation noise against seed noise: each seed's final policy evaluated again on
   # LONG_EVAL_EPISODES episodes (2,048) at temperature 1, into RUNS/GAME/long_eval/RUN (beside the
