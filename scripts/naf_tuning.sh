@@ -19,6 +19,8 @@
 #   mountaincar_small_penalty: the set with naf.mean_penalty=0.001 (0.01 held seeds 100 and 102 at
 #                       no push; without it seed 102's mu sits at a bound)
 #   mountaincar_reward_scaled: the set with rewards x 0.1 (the goal's +100 gives large early targets)
+#   mountaincar_curvature_floor: the set with naf.curvature_floor=0.01 (P = L L^T + 0.01 I): the
+#                       failing seeds' L had shrunk to its clip, P under 2e-4 everywhere, mu at no push
 #   pendulum_long       50K agent steps, not 20K (the failing seeds swing the pendulum up by 20K
 #                       but do not yet hold it), evaluated every 10K
 #
@@ -41,7 +43,8 @@ declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pe
                  [pendulum_penalty_ou]=rlmf_naf_pendulum [pendulum_penalty_ou_wide]=rlmf_naf_pendulum
                  [pendulum_penalty_ou_40k]=rlmf_naf_pendulum
                  [mountaincar_small_penalty]=rlmf_naf_mountaincar
-                 [mountaincar_reward_scaled]=rlmf_naf_mountaincar)
+                 [mountaincar_reward_scaled]=rlmf_naf_mountaincar
+                 [mountaincar_curvature_floor]=rlmf_naf_mountaincar)
 declare -A SETTINGS=(
   [pendulum_base]=""
   [pendulum_scaled]="naf.reward_scale=0.1"
@@ -58,6 +61,7 @@ declare -A SETTINGS=(
   [mountaincar_penalty]="naf.mean_penalty=0.01"
   [mountaincar_small_penalty]="naf.mean_penalty=0.001"
   [mountaincar_reward_scaled]="naf.reward_scale=0.1"
+  [mountaincar_curvature_floor]="naf.curvature_floor=0.01"
   [pendulum_penalty_ou]="naf.mean_penalty=0.01,naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15"
   [pendulum_penalty_ou_wide]="naf.mean_penalty=0.01,naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15,naf.exploration_noise_start=1.0"
   [pendulum_penalty_ou_40k]="naf.mean_penalty=0.01,naf.exploration_noise=ornstein_uhlenbeck,naf.ou_theta=0.15,num_env_steps=40000,eval_every_steps=8000"

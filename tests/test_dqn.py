@@ -308,6 +308,9 @@ def test_naf_q_function_matches_numpy():
     # The greedy action is mu, where Q is V.
     at_mean = naf_q_values(*(tf.constant(x, tf.float32) for x in (values, means, lower, means))).numpy()
     np.testing.assert_allclose(at_mean, values, rtol=1e-6)
+    # A curvature floor c adds c x I to P: with L at 0, Q is V - c/2 |a - mu|^2.
+    floored = naf_q_values(*(tf.constant(x, tf.float32) for x in (values, means, 0 * lower, actions)), 0.1).numpy()
+    np.testing.assert_allclose(floored, values - 0.05 * ((actions - means) ** 2).sum(-1), rtol=1e-5)
 
 
 def test_ornstein_uhlenbeck_noise_has_unit_variance_and_lasting_pushes():
@@ -369,6 +372,36 @@ def test_the_mean_penalty_brings_a_saturated_mu_back_from_the_bound():
 
     assert mu_after_updates(0.0) == pytest.approx(8.0, abs=1e-3)  # stuck: no gradient passes the tanh
     assert mu_after_updates(0.01) < 7.98  # pulled back toward its linear range, a learning-rate step at a time
+
+
+def test_a_curvature_floor_keeps_a_td_gradient_on_mu_where_l_has_shrunk_to_its_clip():
+    """naf.curvature_floor: with L's diagonal below its clip (exp of -10, where no gradient passes;
+    MountainCar's failing seeds, P under 2e-4 in every state), TD updates on actions that pay
+    better above mu leave mu where it is; with the floor, mu moves up toward them."""
+    import gymnasium as gym
+
+    from rlkit.rl.learners.naf import NAFLearner
+    space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-1, 1, (64, 1)).astype(np.float32)
+    batch = dict(observations=rng.normal(size=(64, 1, 2)).astype(np.float32), actions=actions,
+                 rewards=actions[:, 0], discounts=np.zeros(64, np.float32),  # pushing up pays
+                 next_observations=rng.normal(size=(64, 1, 2)).astype(np.float32), weights=np.ones(64, np.float32))
+
+    def mu_after_updates(floor):
+        hparams = create_hparams("rlmf_naf_tiny", f"naf.curvature_floor={floor}").naf
+        learner = NAFLearner(hparams, (1, 2), tf.float32, space, seed=0)
+        head = learner.network.get_layer("naf")
+        head.entries.kernel.assign(tf.zeros_like(head.entries.kernel))
+        head.entries.bias.assign([-12.0])  # L's diagonal clipped at exp(-10)
+        head.mean.kernel.assign(tf.zeros_like(head.mean.kernel))
+        for _ in range(30):
+            learner._compiled_train_step(*(tf.constant(batch[k]) for k in (
+                "observations", "actions", "rewards", "discounts", "next_observations", "weights")))
+        return float(head.mean.bias.numpy()[0])
+
+    assert mu_after_updates(0.0) == pytest.approx(0.0, abs=1e-4)  # stuck: P is 2e-9 and passes nothing to mu
+    assert mu_after_updates(0.1) > 0.005  # mu follows the rewards up
 
 
 def test_rlmf_naf_tiny_through_the_command_line(cli, tmp_path):

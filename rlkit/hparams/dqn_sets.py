@@ -39,6 +39,7 @@ register_family("naf", dict(
     target_update_rate=probability, exploration_noise=one_of("gaussian", "ornstein_uhlenbeck"),
     exploration_noise_start=non_negative, exploration_noise_final=non_negative,
     exploration_noise_decay_steps=non_negative, ou_theta=probability, reward_scale=positive, mean_penalty=non_negative,
+    curvature_floor=non_negative,
 ), dev=shrink_replay_learner_for_dev)
 
 
@@ -186,6 +187,7 @@ def naf_pendulum_params():
         ou_theta=0.15,                     # Ornstein-Uhlenbeck's pull to 0 per step (DDPG's 0.15)
         reward_scale=1.0,                  # rewards are multiplied by this before the TD targets
         mean_penalty=0.0,                  # weight of an L2 penalty on mu before its tanh (keeps it off the bounds)
+        curvature_floor=0.0,               # P = L L^T + this x I: Q's least curvature in the action
         n_step=1,
         prioritized=False,
         priority_exponent=0.6,

@@ -86,6 +86,7 @@ KEYS_ADDED_LATER = [
     ("exploration_noise_start", "ou_theta", 0.15),
     ("exploration_noise_start", "reward_scale", 1.0),
     ("exploration_noise_start", "mean_penalty", 0.0),
+    ("exploration_noise_start", "curvature_floor", 0.0),
     ("clip_coef", "adam_beta1", 0.9),                         # PPO sets (issue 63: Keras's Adam before)
     ("clip_coef", "adam_beta2", 0.999),
     ("clip_coef", "adam_epsilon", 1e-7),

@@ -29,11 +29,13 @@ from rlkit.rl.learners.schedules import linear_decay
 LOSS_KEYS = frozenset({"loss", "q_values", "td_error"})
 
 
-def naf_q_values(values, means, lower, actions):
-    """Q(s, a) [B] from V [B], mu [B, A], L [B, A, A] (lower-triangular) and actions [B, A]."""
+def naf_q_values(values, means, lower, actions, curvature_floor=0.0):
+    """Q(s, a) [B] from V [B], mu [B, A], L [B, A, A] (lower-triangular) and actions [B, A], with
+    P = L L^T + curvature_floor x I: Q curves down at least that much in every action direction."""
     difference = (actions - means)[:, :, None]                      # [B, A, 1]
     projected = tf.matmul(lower, difference, transpose_a=True)      # L^T (a - mu)
-    return values - 0.5 * tf.reduce_sum(tf.square(projected), axis=[1, 2])
+    floor = curvature_floor * tf.reduce_sum(tf.square(difference), axis=[1, 2])
+    return values - 0.5 * (tf.reduce_sum(tf.square(projected), axis=[1, 2]) + floor)
 
 
 def ornstein_uhlenbeck_step(noise, theta, normal):
@@ -176,7 +178,10 @@ class NAFLearner:
         targets = tf.stop_gradient(returns + discounts * next_values)
         with tf.GradientTape() as tape:
             values, means, lower, before_tanh = self.network(observations, training=True)
-            loss, metrics, td_errors = naf_loss(naf_q_values(values, means, lower, actions), targets, weights)
+            # A curvature floor keeps a TD gradient on mu where L's diagonal has shrunk to its clip
+            # (exp of -10: no gradient there), which left MountainCar's failing seeds at no push.
+            q_values = naf_q_values(values, means, lower, actions, self.hparams.curvature_floor)
+            loss, metrics, td_errors = naf_loss(q_values, targets, weights)
             # Where tanh saturates its gradient vanishes and mu stays at a bound whatever the TD
             # errors say (Pendulum's failing seeds: full torque one way in every state); this
             # pulls mu's values before the tanh back toward 0, at no cost inside its linear range.
