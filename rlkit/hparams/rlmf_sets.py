@@ -266,11 +266,13 @@ def rlmf_naf_mountaincar():
     """NAF on MountainCarContinuous-v0 with temporally correlated exploration, as malmomo's NAF:
     Ornstein-Uhlenbeck noise of standard deviation 1.0 falling to 0.2 over 50K steps, each step
     keeping 95% of the last (theta 0.05: pushes one way for about 20 steps, which carry the car
-    up the hill where independent noise averages out), and a mean penalty of 0.001 (Pendulum's
-    0.01 held two seeds at no push; without one, mu can sit at a bound where the tanh passes no
-    gradient). Chosen on tuning seeds 100-104 (docs/off_policy.md): theta 0.05 solved 100 and 101,
-    DDPG's 0.15 one; with it the penalty 0.001 solved 100-103 where none had solved 102; the
-    Gaussian noise this set had before left seed 0 pushing with almost no force."""
+    up the hill where independent noise averages out), a mean penalty of 0.001 (Pendulum's 0.01
+    held two seeds at no push; without one, mu can sit at a bound where the tanh passes no
+    gradient) and a curvature floor of 0.01 (every failing seed's P had shrunk to its clip, where
+    no TD gradient reaches mu). Chosen on tuning seeds 100-104 (docs/off_policy.md): theta 0.05
+    solved 100 and 101, DDPG's 0.15 one; the penalty 0.001 solved 100-103; the curvature floor with
+    it solved 104, 102, 100 and 101; the Gaussian noise this set had first left seed 0 pushing with
+    almost no force."""
     hparams = rlmf_naf_pendulum()
     hparams.game = "MountainCarContinuous-v0"
     hparams.num_env_steps = 100_000
@@ -278,6 +280,7 @@ def rlmf_naf_mountaincar():
     hparams.log_every_steps = 400
     hparams.eval_step_limit = 999
     hparams.naf.mean_penalty = 0.001  # as tuned (docs/off_policy.md); Pendulum's set has 0.01
+    hparams.naf.curvature_floor = 0.01
     hparams.naf.exploration_noise = "ornstein_uhlenbeck"
     hparams.naf.ou_theta = 0.05
     hparams.naf.exploration_noise_start = 1.0
