@@ -18,7 +18,7 @@ for run in "${runs[@]}"; do
   out=$RUNS/${set_name}_s$seed
   [ -f "$out/done" ] && continue
   $PYTHON -m rlkit.rl.trainer_model_free --hparams_set="$set_name" --seed="$seed" --output_dir="$out" \
-    > "$out.log" 2>&1 && touch "$out/done"
+    >> "$out.log" 2>&1 && touch "$out/done"
 done
 $PYTHON - "$RUNS" <<'PYTHON'
 import glob, os, sys

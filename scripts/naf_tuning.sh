@@ -74,6 +74,6 @@ for seed in $SEEDS; do
     [ -f "$out/done" ] && continue
     extra=${SETTINGS[$variant]}
     $PYTHON -m rlkit.rl.trainer_model_free --hparams_set=${SETS[$variant]} ${extra:+--hparams=$extra} \
-      --seed=$seed --output_dir="$out" > "$out.log" 2>&1 && touch "$out/done"
+      --seed=$seed --output_dir="$out" >> "$out.log" 2>&1 && touch "$out/done"
   done
 done
