@@ -176,7 +176,6 @@ PUBLISHED = {
 }
 
 
-
 def published(set_name):
     """The Published record of a set, or None where the set reproduces no paper."""
     return PUBLISHED.get(set_name)

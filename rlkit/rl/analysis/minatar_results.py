@@ -34,7 +34,7 @@ from rlkit.errors import run_command
 from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, asked_episodes,
                                           code_versions, counted_runs, evaluation_spread, evaluations,
-                                          final_evaluations, long_evaluation)
+                                          final_evaluations, long_evaluation, seed_of)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -189,10 +189,6 @@ def method_row(game, label, counted, left_out, real_steps=True):
             duration(np.mean(seconds)) if seconds else "—", code_versions(counted)]
 
 
-def seed_of(run):
-    return int(run.rsplit("_s", 1)[1])
-
-
 def without_selection_seeds(game, prefix, runs):
     """`runs` less those whose seeds the choice of their set saw (`SELECTION_SEEDS`)."""
     return [run for run in runs if seed_of(run) not in SELECTION_SEEDS.get((game, prefix), ())]
@@ -242,8 +238,7 @@ def statistics_section(archive_dir, docs_dir, reps=10_000):
     aggregate = statistics.aggregates(scores, reps=reps)
     # P(a run of the row's method beats a run of the column's on a random game), for each of the
     # compared methods run on every game.
-    compared = [(label, next(m for m in scores if m.startswith(label + " (")))
-                for label in COMPARED_WITH if any(m.startswith(label + " (") for m in scores)]
+    compared = [(label, name) for label in COMPARED_WITH for name in scores if name.startswith(label + " (")]
     improvement = {name: statistics.improvement_probabilities(scores, name, reps=min(reps, 2000))
                    for _, name in compared}
     rows = [[m, *(f"{a[n][0]:.2f} [{a[n][1]:.2f}, {a[n][2]:.2f}]" for n in ("IQM", "optimality gap")),

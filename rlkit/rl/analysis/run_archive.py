@@ -143,10 +143,15 @@ def evaluation_error(run):
     return None if spread is None else spread[0] / np.sqrt(spread[1])
 
 
+def seed_of(run):
+    """The seed of a run directory named PREFIX_sSEED."""
+    return int(run.rsplit("_s", 1)[1])
+
+
 def archived_runs(archive_dir, game, prefix):
     """The archived runs ARCHIVE_DIR/GAME/PREFIX_sSEED of one method, in seed order."""
     runs = [p for p in glob.glob(os.path.join(archive_dir, game, f"{prefix}_s*")) if os.path.isdir(p)]
-    return sorted(runs, key=lambda p: int(p.rsplit("_s", 1)[1]))
+    return sorted(runs, key=seed_of)
 
 
 def counted_runs(runs):
