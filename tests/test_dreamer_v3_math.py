@@ -96,9 +96,9 @@ def test_dreamer_v3_learns_which_action_pays_and_its_actor_takes_it():
     """dreamer_v3_tiny's agent (two-hot reward and critic heads, return normalisation, unimix, free
     bits) trained on windows where action 0 is paid: the reward head tells the actions apart and
     the actor, trained in imagination, comes to prefer action 0. Learning rates raised for a
-    quick check (the set's are the paper's); the actor's 30x below the world model's, as in the
-    paper (its 3e-5 against 1e-4 is 3x), since an actor as fast as its world model settles on an
-    action before the reward head can tell them apart (docs/dreamer.md). 800 updates, about 40 s."""
+    quick check (the set's are the paper's); the actor's 30x below the world model's (the paper's
+    is 3x: 3e-5 against 1e-4), since an actor as fast as its world model settles on an action
+    before the reward head can tell them apart (docs/dreamer.md). 800 updates, about 40 s."""
     tf.keras.utils.set_random_seed(0)
     hparams = create_hparams("dreamer_v3_tiny", "world_model.learning_rate=3e-3,actor_critic.actor_learning_rate=1e-4,"
                                                 "actor_critic.critic_learning_rate=1e-3")
