@@ -18,6 +18,7 @@ Nothing here imports Ray until workers are started.
 
 import dataclasses
 import logging as std_logging
+import os
 
 import numpy as np
 
@@ -44,6 +45,10 @@ def init_ray(needed_for, address=None, num_cpus=None):
     # Ray's own warnings about its defaults (token auth, storage) would bury rlkit's lines.
     std_logging.getLogger("ray").setLevel(std_logging.ERROR)
     if not ray.is_initialized():
+        # A local Ray runs its workers at nice 15 unless told otherwise; a trial or env worker is the
+        # work here, and beside other processes it then starves (TensorFlow's import took 388 s in a
+        # worker on a busy 2-core machine, against 10 s at nice 0). A cluster's own setting stands.
+        os.environ.setdefault("RAY_worker_niceness", "0")
         try:
             ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
                      log_to_driver=False, configure_logging=False)
