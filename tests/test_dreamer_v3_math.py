@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from rlkit.hparams import create_hparams
 from rlkit.models.rssm import categorical_kl, kl_balanced
-from rlkit.models.twohot import bins, symexp, symlog, twohot, twohot_loss, twohot_mean
+from rlkit.models.twohot import bins, nearest_value_probabilities, symexp, symlog, twohot, twohot_loss, twohot_mean
 from rlkit.rl.learners.dreamer import DreamerAgent, quantile, return_scale
 
 
@@ -47,6 +47,23 @@ def test_the_read_out_of_a_two_hot_target_is_the_target_and_the_loss_is_its_cros
     uniform = tf.zeros([5, centres.shape[0]])
     np.testing.assert_allclose(twohot_loss(uniform, targets, centres).numpy(), np.log(255.0), rtol=1e-5)
     assert twohot_mean(uniform, centres).numpy() == pytest.approx(np.zeros(5), abs=1e-4)
+
+
+def test_a_two_hot_reward_heads_probabilities_of_minus_one_zero_and_one_are_its_bins_masses():
+    centres = tf.constant([-2.0, -1.0, -0.5, 0.0, 0.25, 0.5, 1.0])  # symlog(+-1) = +-0.69
+    values = [-1.0, 0.0, 1.0]
+    # Nearest in symlog space: -2, -1, -0.5 -> -1; 0, 0.25 -> 0; 0.5, 1 -> 1.
+    mass = np.array([[0.1, 0.1, 0.1, 0.3, 0.2, 0.1, 0.1]])
+    np.testing.assert_allclose(nearest_value_probabilities(tf.math.log(tf.constant(mass, tf.float32)), centres,
+                                                           values).numpy(), [[0.3, 0.5, 0.2]], rtol=1e-5)
+    # DreamerV3's bins: a target of 1 (or of 3, beyond) reads as reward 1; uniform logits give each
+    # value its share of the 255 bins (all beyond +-0.35 in symlog space count to +-1).
+    logits = tf.math.log(twohot(tf.constant([1.0, 3.0, 0.0, -1.0]), bins()) + 1e-30)
+    np.testing.assert_allclose(nearest_value_probabilities(logits, bins(), values).numpy(),
+                               np.eye(3)[[2, 2, 1, 0]], atol=1e-6)
+    uniform = nearest_value_probabilities(tf.zeros([1, 255]), bins(), values).numpy()[0]
+    middle = np.sum(np.abs(np.linspace(-20, 20, 255)) < np.log(2) / 2)
+    np.testing.assert_allclose(uniform, [(255 - middle) / 2 / 255, middle / 255, (255 - middle) / 2 / 255], rtol=1e-5)
 
 
 def test_quantiles_are_numpys_and_the_return_scale_is_an_ema_floored_at_one():

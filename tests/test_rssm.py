@@ -238,6 +238,13 @@ def test_dreamer_v3s_agent_trains_two_hot_heads_normalises_returns_and_moves_its
     flat = tf.zeros([5, hparams.world_model.deter_size
                      + hparams.world_model.stoch_groups * hparams.world_model.stoch_classes])
     np.testing.assert_allclose(agent.values(agent.critic, flat).numpy(), 0.0, atol=1e-6)  # zero-initialised
+    # The reward head, zero-initialised too: each reward's probability is its share of the bins
+    # (tests/test_dreamer_v3_math.py), not a Gaussian's around the mean.
+    model, context = agent.world_model, hparams.world_model.num_context_frames
+    state = model.start_state(features["frames"][:, :context], features["actions"][:, :context - 1])
+    middle = np.sum(np.abs(np.linspace(-20, 20, NUM_BINS)) < np.log(2) / 2) / NUM_BINS
+    np.testing.assert_allclose(model.reward_probabilities(None, np.ones(4, np.int32), state).numpy(),
+                               [[(1 - middle) / 2, middle, (1 - middle) / 2]] * 4, rtol=1e-5)
     slow_before = [v.numpy().copy() for v in agent.target_critic.variables]
     metrics = agent.update(features)
     assert all(np.isfinite(float(value)) for value in metrics.values())

@@ -31,7 +31,7 @@ import tensorflow as tf
 from keras import layers
 
 from rlkit.models.optimizers import make_optimizer
-from rlkit.models.twohot import NUM_BINS, bins, twohot_loss, twohot_mean
+from rlkit.models.twohot import NUM_BINS, bins, nearest_value_probabilities, twohot_loss, twohot_mean
 from rlkit.models.registry import register_model
 from rlkit.models.world_model import pixel_classes
 
@@ -430,11 +430,14 @@ class RSSM(keras.Model):
         return frames, rewards, state
 
     def reward_probabilities(self, history, actions, state, temperature=1.0):
-        """The reward head is a unit-variance Gaussian: -1, 0 and 1 each weighted by its density
-        there, normalised. The likeliest is the rounded mean `next_frame` predicts, and the
-        weights stay graded, so that a head unsure of a reward still ranks its steps."""
-        reward_means, _ = self._heads_after(state, actions, temperature)
-        return tf.nn.softmax(-0.5 * tf.square(reward_means[:, None] - tf.constant([-1.0, 0.0, 1.0])), -1)
+        """[B, 3] the probabilities of rewards -1, 0 and 1. A two-hot head (DreamerV3): the mass of
+        the bins nearest each. A Gaussian head (unit variance, DreamerV2): each value weighted by
+        its density there, normalised (the likeliest is the rounded mean `next_frame` predicts), so
+        that a head unsure of a reward still ranks its steps."""
+        reward_outputs, _ = self._heads_after(state, actions, temperature)
+        if self.twohot_reward:
+            return nearest_value_probabilities(reward_outputs, bins(), [-1.0, 0.0, 1.0])
+        return tf.nn.softmax(-0.5 * tf.square(reward_outputs[:, None] - tf.constant([-1.0, 0.0, 1.0])), -1)
 
     def end_probabilities(self, history, actions, state, temperature=1.0):
         """[B] 1 - the continue head's probability for the step `next_frame` takes."""
@@ -442,9 +445,9 @@ class RSSM(keras.Model):
         return tf.nn.sigmoid(-continue_logits)
 
     def _heads_after(self, state, actions, temperature):
-        """(reward means, continue logits) of the prior step `next_frame` takes, without its frame."""
+        """(the reward head's outputs, continue logits) of the prior step `next_frame` takes, without its frame."""
         state, _ = self.prior_step(state, tf.convert_to_tensor(actions, tf.int32), float(temperature))
-        return self.heads(self.features(state))
+        return self.head_outputs(self.features(state))
 
     def infer(self, features):
         context = self.hparams.num_context_frames

@@ -53,3 +53,11 @@ def twohot_loss(logits, targets, centres):
 def twohot_mean(logits, centres):
     """The predicted value [...]: symexp of the bins' mean under softmax(logits)."""
     return symexp(tf.reduce_sum(tf.nn.softmax(logits) * centres, -1))
+
+
+def nearest_value_probabilities(logits, centres, values):
+    """[..., V] the mass softmax(logits [..., K]) puts on the bins nearest each of `values` (plain
+    values; nearness in symlog space, where the bins are spaced): a reward head's probability of
+    each reward a game gives, with the bins beyond the outer values counted to them."""
+    nearest = tf.argmin(tf.abs(centres[:, None] - symlog(tf.constant(values, tf.float32))[None]), -1)
+    return tf.nn.softmax(logits) @ tf.one_hot(nearest, len(values))
