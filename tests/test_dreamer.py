@@ -164,6 +164,13 @@ def test_a_tiny_dreamer_v3_run_trains_and_the_player_takes_it(cli, tmp_path):
                  f"--video_dir={tmp_path / 'player'}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert os.path.exists(tmp_path / "player" / "player_minatar_breakout_sim_and_real.mp4")
+    # Its dream image (model, truth, difference) comes out of TensorBoard as the docs' PNGs do.
+    result = subprocess.run([sys.executable, "scripts/dream_image.py", f"{out}/world_model/dream",
+                             f"{tmp_path / 'dream.png'}"], capture_output=True, text=True, timeout=300,
+                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert result.returncode == 0, result.stderr[-3000:]
+    image = tf.io.decode_png(open(tmp_path / "dream.png", "rb").read()).numpy()
+    assert image.shape[1] % 3 == 0 and image.shape[2] == 3 and image.max() > 0
 
 
 def test_minatars_render_notice_stays_out_of_the_terminal(dreamer_run):
