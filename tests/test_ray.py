@@ -50,8 +50,9 @@ def test_a_search_killed_midway_resumes_and_ends_with_its_table_graph_and_best_s
     process.wait()
     assert not os.path.exists(os.path.join(out, "search.md"))  # killed before the end
 
-    # Limits that catch a hang, not a slow machine: the whole test took 83 s with four training
-    # processes beside it (before Ray's workers ran at the driver's priority, 160-185 s beside the suite).
+    # Limits that catch a hang, not a slow machine: the whole test took 60 s beside the suite and 83 s
+    # beside four training processes (160-185 s beside the suite before Ray's workers ran at the
+    # driver's priority).
     resumed = subprocess.run(lab_command(*SEARCH, f"--output_dir={out}"), capture_output=True, text=True,
                              timeout=900)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
