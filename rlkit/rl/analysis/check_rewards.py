@@ -56,7 +56,8 @@ def predicted_rewards(model, store, steps, context, temperature):
     rewards [N], and the reward head's probability of any reward (of -1 or 1) [N]."""
     predicted, real, any_reward = [], [], []
     for windows, frames, actions, state in real_steps(model, store, steps, context, temperature):
-        # One pass: the likeliest reward of the head's distribution is the one next_frame predicts.
+        # One pass: the likeliest reward of the head's distribution, which is the one next_frame
+        # predicts for a Gaussian head; a two-hot head's differs only where its mass is split apart.
         probabilities = model.reward_probabilities(frames, actions, state, temperature).numpy()
         predicted.append(probabilities.argmax(axis=1) - 1)
         real.append(np.array([w["rewards"][-1] for w in windows]))
