@@ -435,9 +435,10 @@ class RSSM(keras.Model):
         its density there, normalised (the likeliest is the rounded mean `next_frame` predicts), so
         that a head unsure of a reward still ranks its steps."""
         reward_outputs, _ = self._heads_after(state, actions, temperature)
+        rewards = [-1.0, 0.0, 1.0]  # the world-model interface's rewards (rlkit.models.world_model)
         if self.twohot_reward:
-            return nearest_value_probabilities(reward_outputs, bins(), [-1.0, 0.0, 1.0])
-        return tf.nn.softmax(-0.5 * tf.square(reward_outputs[:, None] - tf.constant([-1.0, 0.0, 1.0])), -1)
+            return nearest_value_probabilities(reward_outputs, bins(), rewards)
+        return tf.nn.softmax(-0.5 * tf.square(reward_outputs[:, None] - tf.constant(rewards)), -1)
 
     def end_probabilities(self, history, actions, state, temperature=1.0):
         """[B] 1 - the continue head's probability for the step `next_frame` takes."""
