@@ -30,7 +30,7 @@ except ImportError:  # a checkout before issue 64 (PYTHONPATH=CHECKOUT): float32
     compute_dtype = None
 
 SETS = ["dreamer_v2_minatar", "dreamer_v2_atari"]
-GAMES = {"dreamer_v2_minatar": "minatar/breakout", "dreamer_v2_atari": "pong"}
+GAMES = {"dreamer_v2_minatar": "minatar/breakout", "dreamer_v2_atari": "pong", "dreamer_v3_minatar": "minatar/breakout"}
 
 
 def random_batch(hparams, shape, rng):

@@ -27,7 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_dreamer import build  # noqa: E402
 from bench_world_model import count_flops, loops_threads, matmul_flops_per_second, random_store  # noqa: E402
 
-from rlkit.rl.learners.dreamer import actor_loss, critic_loss, lambda_returns, trajectory_weights  # noqa: E402
+from rlkit.models.twohot import NUM_BINS  # noqa: E402
+from rlkit.rl.learners.dreamer import (actor_loss, critic_loss, lambda_returns, trajectory_weights,  # noqa: E402
+                                       twohot_critic_loss)
 from rlkit.rl.loops.dreamer import sequence_length  # noqa: E402
 
 
@@ -58,7 +60,7 @@ def parts(agent, batch):
         rewards, continue_logits = wm.heads(tf.reshape(features[1:], [-1, features.shape[-1]]))
         rewards = tf.reshape(rewards, tf.shape(log_probs))
         discounts = hp.gamma * tf.reshape(tf.sigmoid(continue_logits), tf.shape(log_probs))
-        values = tf.reshape(tf.squeeze(agent.target_critic(tf.reshape(features, [-1, features.shape[-1]])), -1),
+        values = tf.reshape(agent.values(agent.target_critic, tf.reshape(features, [-1, features.shape[-1]])),
                             tf.shape(features)[:2])
         returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
         return features, log_probs, entropies, returns, values, trajectory_weights(discounts)
@@ -96,8 +98,12 @@ def parts(agent, batch):
     @tf.function
     def critic_step(features, returns, weights):
         with tf.GradientTape() as tape:
-            predicted = tf.squeeze(agent.critic(tf.reshape(features[:-1], [-1, features.shape[-1]])), -1)
-            loss, _ = critic_loss(tf.reshape(predicted, tf.shape(returns)), returns, weights)
+            outputs = agent.critic(tf.reshape(features[:-1], [-1, features.shape[-1]]))
+            if agent.twohot_critic:  # DreamerV3's (regularised toward the returns themselves here)
+                logits = tf.reshape(outputs, tf.concat([tf.shape(returns), [NUM_BINS]], 0))
+                loss, _ = twohot_critic_loss(logits, returns, weights, returns, hp.slow_critic_regularizer)
+            else:
+                loss, _ = critic_loss(tf.reshape(outputs, tf.shape(returns)), returns, weights)
         variables = agent.critic.trainable_variables
         agent.critic_optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return loss

@@ -253,6 +253,21 @@ def test_dreamer_v3s_agent_trains_two_hot_heads_normalises_returns_and_moves_its
     for before, slow, online in zip(slow_before, agent.target_critic.variables, agent.critic.variables):
         np.testing.assert_allclose(slow.numpy(), 0.98 * before + 0.02 * online.numpy(), rtol=1e-5, atol=1e-6)
     assert {"return_low", "return_high"} <= set(agent.checkpointables())
+    # The actor's probabilities have 1% of uniform mixed in: an actor made certain of action 0
+    # still gives each action unimix / actions, in imagination and in the acting policy.
+    assert hparams.actor_critic.actor_unimix == 0.01
+    output_layer = agent.actor.layers[-1]
+    output_layer.bias.assign([1e4, 0.0, 0.0])
+    output_layer.kernel.assign(tf.zeros_like(output_layer.kernel))
+    start = (tf.zeros([8, hparams.world_model.deter_size]), tf.one_hot(tf.zeros([8, hparams.world_model.stoch_groups],
+                                                                                 tf.int32), hparams.world_model.stoch_classes))
+    _, log_probs, entropies = agent.imagine(start)
+    assert np.all(np.isfinite(log_probs.numpy())) and np.min(log_probs.numpy()) >= np.log(0.01 / 3) - 1e-4
+    floor = -(0.99 + 0.01 / 3) * np.log(0.99 + 0.01 / 3) - 2 * (0.01 / 3) * np.log(0.01 / 3)
+    np.testing.assert_allclose(entropies.numpy(), floor, rtol=1e-4)
+    frames = np.zeros((3000, 1, 10, 10, 4), np.uint8)
+    acted = agent.policy.act(frames, tf.constant(1.0))["action"].numpy()
+    assert 0.002 < np.mean(acted != 0) < 0.015  # 2 x 0.01 / 3: about 20 of 3,000
     # DreamerV2's agent keeps its checkpoint as it was.
     v2 = create_hparams("dreamer_v2_tiny")
     v2_agent = DreamerAgent(v2.actor_critic, v2.world_model, (10, 10, 4), gym.spaces.Discrete(3), 2, seed=0)

@@ -21,8 +21,9 @@ DreamerV3's changes (Hafner et al. 2023), each an option of the actor-critic's s
 as a two-hot categorical over symlog bins (`critic_head`), trained by cross-entropy on the
 lambda-returns plus `slow_critic_regularizer` x cross-entropy on the slow critic's values; the
 slow critic an EMA of the critic (`slow_critic_rate` each update) rather than a copy every
-`target_update_period`; and advantages divided by max(1, S), S the EMA of the returns' 5-95
-percentile range (`return_normalization`: "percentile").
+`target_update_period`; advantages divided by max(1, S), S the EMA of the returns' 5-95
+percentile range (`return_normalization`: "percentile"); and the actor's action probabilities
+mixed with `actor_unimix` of uniform, in imagination and in the policy alike.
 """
 
 import math
@@ -75,6 +76,15 @@ def actor_loss(log_probs, entropy, returns, baselines, weights, rho, entropy_coe
     return loss, dict(actor_loss=loss, actor_entropy=tf.reduce_mean(entropy),
                       actor_advantage=tf.reduce_mean(weights * tf.abs(advantages)),
                       imagined_return=tf.reduce_mean(returns))
+
+
+def action_logits(actor, features, unimix):
+    """The actor's logits over discrete actions at `features`, with `unimix` of uniform mixed into
+    its probabilities (DreamerV3: no action falls below unimix / actions, so the policy never
+    becomes deterministic and REINFORCE's log-probabilities stay finite)."""
+    from rlkit.models.rssm import uniform_mix
+
+    return uniform_mix(actor(features), unimix)
 
 
 def quantile(values, q):
@@ -188,6 +198,7 @@ class DreamerAgent:
         # The EMAs of the returns' 5th and 95th percentiles (return_normalization "percentile").
         self.return_low = tf.Variable(0.0, trainable=False)
         self.return_high = tf.Variable(0.0, trainable=False)
+        self.actor_unimix = hparams.get("actor_unimix", 0.0)
         self.seed = tf.random.Generator.from_seed(seed)
         self.policy = self.new_policy(seed + 1)
 
@@ -198,7 +209,8 @@ class DreamerAgent:
 
     def new_policy(self, seed):
         """A DreamerPolicy on this agent's networks, with states of its own."""
-        return DreamerPolicy(self.world_model, self.actor, self.world_model.frame_shape, self.action_scale, seed)
+        return DreamerPolicy(self.world_model, self.actor, self.world_model.frame_shape, self.action_scale, seed,
+                             self.actor_unimix)
 
     def imagine(self, start):
         """Features [H + 1, N, F] of the states the actor reaches from `start` (h, z) in `horizon`
@@ -210,11 +222,12 @@ class DreamerAgent:
         the H small calls that sampled them: the same values, and one backward pass instead of H."""
         state, features, actions, log_probs, entropies = start, [self.world_model.features(start)], [], [], []
         for _ in range(self.hparams.horizon):
-            params = self.actor(tf.stop_gradient(features[-1]))
             seed = self.seed.make_seeds(1)[:, 0]
             if self.discrete:
-                action = tf.cast(tf.squeeze(tf.random.stateless_categorical(params, 1, seed), -1), tf.int32)
+                logits = action_logits(self.actor, tf.stop_gradient(features[-1]), self.actor_unimix)
+                action = tf.cast(tf.squeeze(tf.random.stateless_categorical(logits, 1, seed), -1), tf.int32)
             else:
+                params = self.actor(tf.stop_gradient(features[-1]))
                 action, log_prob, entropy = sample_continuous(params, 1.0, seed)
                 log_probs.append(log_prob)
                 entropies.append(entropy)
@@ -224,7 +237,8 @@ class DreamerAgent:
         features = tf.stack(features)
         if not self.discrete:
             return features, tf.stack(log_probs), tf.stack(entropies)
-        log_pi = tf.nn.log_softmax(self.actor(tf.stop_gradient(tf.reshape(features[:-1], [-1, features.shape[-1]]))))
+        log_pi = tf.nn.log_softmax(action_logits(
+            self.actor, tf.stop_gradient(tf.reshape(features[:-1], [-1, features.shape[-1]])), self.actor_unimix))
         log_probs = tf.gather(log_pi, tf.reshape(tf.stack(actions), [-1]), batch_dims=1)
         entropies = -tf.reduce_sum(tf.exp(log_pi) * log_pi, -1)
         horizon_by_states = tf.shape(features)[:2] - [1, 0]
@@ -328,9 +342,9 @@ class DreamerPolicy(tf.Module):
     actions come scaled to the env's bounds (`action_scale`, the Box's high).
     """
 
-    def __init__(self, world_model, actor, observation_shape, action_scale, seed):
+    def __init__(self, world_model, actor, observation_shape, action_scale, seed, actor_unimix=0.0):
         super().__init__()
-        self.world_model, self.actor = world_model, actor
+        self.world_model, self.actor, self.actor_unimix = world_model, actor, actor_unimix
         self.discrete = action_scale is None
         self.action_scale = action_scale
         self.rng = tf.random.Generator.from_seed(seed)
@@ -368,12 +382,13 @@ class DreamerPolicy(tf.Module):
         h = tf.where(self.first[:, None], tf.zeros_like(h), h)
         seeds = tf.cast(self.rng.make_seeds(2), tf.int32)
         (h, z), _ = self.world_model.observe_step(h, self.world_model.embed(frames), seeds[:, 0])
-        params = self.actor(self.world_model.features((h, z)))
+        features = self.world_model.features((h, z))
         if self.discrete:
-            action = sample_actions(params, True, temperature, seeds[:, 1])
+            action = sample_actions(action_logits(self.actor, features, self.actor_unimix), True, temperature,
+                                    seeds[:, 1])
             env_action = action
         else:
-            action, _, _ = sample_continuous(params, temperature, seeds[:, 1])
+            action, _, _ = sample_continuous(self.actor(features), temperature, seeds[:, 1])
             env_action = action * self.action_scale
         self.h.assign(h)
         self.z.assign(z)
