@@ -24,7 +24,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from rlkit.models.optimizers import make_optimizer
+from rlkit.models.optimizers import Adam, make_optimizer
 from rlkit.models.registry import get_model
 from rlkit.rl.learners.actor_critic import ActorCriticLearner
 from rlkit.rl.learners.learner import register_learner
@@ -153,7 +153,7 @@ def reinforce(hparams, observation_shape, observation_dtype, action_space, seed)
     """REINFORCE with a value baseline on `hparams` (reinforce_cartpole_params and its kind);
     Adam unless gin binds another optimizer (`reinforce/make_optimizer.optimizer`)."""
     return PolicyGradientLearner(hparams, observation_shape, observation_dtype, action_space, seed, "reinforce",
-                                 default_optimizer=keras.optimizers.Adam)
+                                 default_optimizer=Adam)
 
 
 @register_learner(PolicyGradientLearner)
