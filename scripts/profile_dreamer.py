@@ -4,6 +4,7 @@ FLOP/s against this machine's dense matmul measured in the same run; and what th
 around the step (drawing a batch from the frame store, Python between steps).
 
     python scripts/profile_dreamer.py [--set=dreamer_v2_minatar] [--hparams=compute_dtype=bfloat16] [--steps=10]
+    python scripts/profile_dreamer.py --ops [--set=...]     # the update's op time by op type instead
 
 TensorFlow's threads are the loops' (`loops_threads`), and so the matmul's.
 
@@ -42,6 +43,41 @@ def timed(function, args, steps):
         result = function(*args)
     tf.nest.map_structure(lambda t: t.numpy(), result)
     return (time.perf_counter() - start) / steps, flops
+
+
+def op_times(agent, batch, steps):
+    """The update's op time by op type, per step: TensorFlow's profiler traces `steps` updates
+    and its kernels' durations are summed by type over both inter-op threads (so the total is
+    more than the wall time where ops ran side by side)."""
+    import collections
+    import glob
+    import tempfile
+
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    for _ in range(2):
+        agent.update(batch)  # traced, and its first calls' allocations done
+    logdir = tempfile.mkdtemp()
+    tf.profiler.experimental.start(logdir)
+    start = time.perf_counter()
+    for _ in range(steps):
+        result = agent.update(batch)
+    tf.nest.map_structure(lambda t: t.numpy(), result)
+    wall = (time.perf_counter() - start) / steps
+    tf.profiler.experimental.stop()
+    space = xplane_pb2.XSpace()
+    with open(glob.glob(f"{logdir}/**/*.xplane.pb", recursive=True)[0], "rb") as trace:
+        space.ParseFromString(trace.read())
+    seconds, calls = collections.Counter(), collections.Counter()
+    for plane in space.planes:
+        for line in plane.lines:
+            for event in line.events:
+                name = plane.event_metadata[event.metadata_id].name  # "scope/op:OpType" for a kernel
+                if ":" in name and not name.startswith(("ExecutorState", "KernelAndDevice", "EagerLocal")):
+                    op_type = name.rsplit(":", 1)[1]
+                    seconds[op_type] += event.duration_ps * 1e-12 / steps
+                    calls[op_type] += 1 / steps
+    return wall, seconds, calls
 
 
 def parts(agent, batch):
@@ -122,8 +158,17 @@ def main():
     parser.add_argument("--set", default="dreamer_v2_minatar")
     parser.add_argument("--hparams", default="", help="overrides of the set, such as compute_dtype=bfloat16")
     parser.add_argument("--steps", type=int, default=10, help="timed calls of each part")
+    parser.add_argument("--ops", action="store_true", help="the update's op time by op type")
     args = parser.parse_args()
     loops_threads()
+    if args.ops:
+        _, _, _, agent, batch = build(args.set, args.hparams)
+        wall, seconds, calls = op_times(agent, batch, args.steps)
+        total = sum(seconds.values())
+        print(f"{args.set}: {wall * 1e3:.1f} ms a step, {total * 1e3:.1f} ms of op time over the inter-op threads")
+        for op_type, time_in in seconds.most_common(20):
+            print(f"  {op_type:<40} {time_in * 1e3:7.2f} ms  {time_in / total:5.1%}  {calls[op_type]:6.0f} calls")
+        return
     matmul = matmul_flops_per_second()
     hparams, env, _, agent, batch = build(args.set, args.hparams)
     env.close()
