@@ -165,14 +165,14 @@ class LayerNormGRU(layers.Layer):
     """DreamerV2's GRU cell: one dense layer over [input, h] for the three gates, layer-normed,
     the update gate's bias at -1 (so the state changes slowly at first)."""
 
-    def __init__(self, units, compute_dtype="float32", **kwargs):
+    def __init__(self, units, **kwargs):
         super().__init__(**kwargs)
         self.units = units
-        self.gates = layers.Dense(3 * units, use_bias=False, dtype=policy(compute_dtype))
+        self.gates = layers.Dense(3 * units, use_bias=False)
         self.norm = layers.LayerNormalization()
 
     def call(self, inputs, state):
-        parts = self.norm(tf.cast(self.gates(tf.concat([inputs, state], -1)), tf.float32))
+        parts = self.norm(self.gates(tf.concat([inputs, state], -1)))
         reset, candidate, update = tf.split(parts, 3, axis=-1)
         reset = tf.sigmoid(reset)
         candidate = tf.tanh(reset * candidate)
@@ -198,10 +198,13 @@ def mlp(units, num_layers, output, name, compute_dtype="float32", zero_output=Fa
 
 class RSSM(keras.Model):
     """The world model; see the module docstring. `frame_shape` (H, W, C), `num_actions` and
-    `pixel_values` come from the env it models. `compute_dtype` "bfloat16" computes the layers'
-    matmuls and convolutions in bfloat16 (float32 variables, outputs, states and losses): for CPUs
-    with native bfloat16 (AMX, AVX512-BF16), where it is several times float32's speed on large
-    matmuls (docs/benchmarks.md)."""
+    `pixel_values` come from the env it models. `compute_dtype` "bfloat16" computes the encoder's,
+    decoder's and heads' matmuls and convolutions in bfloat16 (float32 variables, outputs, states
+    and losses): for CPUs with native bfloat16 (AMX, AVX512-BF16), where it is several times
+    float32's speed on large matmuls (docs/benchmarks.md). The recurrent step's layers (the
+    state input, the GRU, the prior and the posterior) compute in float32 whatever it says: their
+    16-64-row matmuls, one per step, gained less from bfloat16 than casting their kernels at
+    every step cost (docs/benchmarks.md, lever 10)."""
 
     def __init__(self, hparams, frame_shape, num_actions, pixel_values, compute_dtype="float32"):
         super().__init__(name="rssm")
@@ -209,7 +212,6 @@ class RSSM(keras.Model):
         self.num_actions, self.pixel_values = num_actions, pixel_values
         self.groups, self.classes = hparams.stoch_groups, hparams.stoch_classes
         self.unimix = hparams.unimix
-        self.matmul_dtype = compute_dtype
         dtype = policy(compute_dtype)
         self.vector = pixel_values == 0  # a gymnasium env's observation vectors, not frames
         if self.vector:
@@ -221,10 +223,10 @@ class RSSM(keras.Model):
                  for i, (kernel, stride) in enumerate(zip(hparams.encoder_kernels, hparams.encoder_strides))]
                 + [layers.Flatten()], name="encoder")
             self.decoder = self._decoder(hparams, *self.frame_shape, dtype)
-        self.state_input = layers.Dense(hparams.hidden_size, activation="elu", name="state_input", dtype=dtype)
-        self.gru = LayerNormGRU(hparams.deter_size, compute_dtype, name="gru")
-        self.prior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "prior", compute_dtype)
-        self.posterior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "posterior", compute_dtype)
+        self.state_input = layers.Dense(hparams.hidden_size, activation="elu", name="state_input")
+        self.gru = LayerNormGRU(hparams.deter_size, name="gru")
+        self.prior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "prior")
+        self.posterior_net = mlp(hparams.hidden_size, 1, self.groups * self.classes, "posterior")
         self.twohot_reward = hparams.reward_head == "twohot"
         self.reward_head = mlp(hparams.head_units, hparams.head_layers, NUM_BINS if self.twohot_reward else 1,
                                "reward", compute_dtype, zero_output=self.twohot_reward)
@@ -264,7 +266,7 @@ class RSSM(keras.Model):
         if actions.dtype.is_integer:
             actions = tf.one_hot(actions, self.num_actions)
         inputs = self.state_input(tf.concat([tf.reshape(z, [-1, self.groups * self.classes]), actions], -1))
-        return self.gru(tf.cast(inputs, tf.float32), h)
+        return self.gru(inputs, h)
 
     def prior_step(self, state, actions, temperature=1.0, seed=None):
         """The next state imagined from `state` and `actions`: (state, prior logits)."""
@@ -306,11 +308,10 @@ class RSSM(keras.Model):
         if not self.posterior_net.built:
             self.posterior_net.build((None, deter + embeddings.shape[-1]))
         first_layer, rest = self.posterior_net.layers[0], self.posterior_net.layers[1:]
-        compute = tf.as_dtype(self.matmul_dtype)
-        kernel = tf.cast(first_layer.kernel, compute)
-        from_embeddings = tf.einsum("bte,eu->btu", tf.cast(embeddings, compute), kernel[deter:])
+        kernel = first_layer.kernel
+        from_embeddings = tf.einsum("bte,eu->btu", embeddings, kernel[deter:])
         # Per-step inputs unstacked once: a slice per step would cost a full-size gradient each.
-        from_embeddings = tf.unstack(tf.cast(from_embeddings, tf.float32) + first_layer.bias, axis=1)
+        from_embeddings = tf.unstack(from_embeddings + first_layer.bias, axis=1)
         step_actions = tf.unstack(actions, axis=1)
         starts = None if firsts is None else tf.unstack(tf.cast(firsts, tf.bool)[:, :, None], axis=1)
         h_kernel = kernel[:deter]
@@ -321,7 +322,7 @@ class RSSM(keras.Model):
                 h = out["h_after"][-1]
                 if starts is not None:
                     h = tf.where(starts[t], tf.zeros_like(h), h)
-            from_h = tf.cast(tf.matmul(tf.cast(h, compute), h_kernel), tf.float32)
+            from_h = tf.matmul(h, h_kernel)
             hidden = first_layer.activation(from_h + from_embeddings[t])
             for layer in rest:
                 hidden = layer(hidden)
