@@ -76,6 +76,48 @@ def count_flops(concrete_function):
     return model_analyzer.profile(concrete_function.graph, options=options).total_float_ops
 
 
+def op_times(call, steps):
+    """(wall seconds per call, {op type: seconds per call}, {op type: kernels per call}) of a
+    compiled `call()`: TensorFlow's profiler traces `steps` calls after two untimed ones, and
+    its kernels' durations are summed by op type over every thread (so with ops running side by
+    side on the inter-op threads the sum is more than the wall time)."""
+    import collections
+    import glob
+
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    for _ in range(2):
+        call()  # traced, and its first calls' allocations done
+    logdir = tempfile.mkdtemp()
+    tf.profiler.experimental.start(logdir)
+    start = time.perf_counter()
+    for _ in range(steps):
+        result = call()
+    tf.nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, result)
+    wall = (time.perf_counter() - start) / steps
+    tf.profiler.experimental.stop()
+    space = xplane_pb2.XSpace()
+    with open(glob.glob(f"{logdir}/**/*.xplane.pb", recursive=True)[0], "rb") as trace:
+        space.ParseFromString(trace.read())
+    seconds, kernels = collections.Counter(), collections.Counter()
+    for plane in space.planes:
+        for line in plane.lines:
+            for event in line.events:
+                name = plane.event_metadata[event.metadata_id].name  # "scope/op:OpType" for a kernel
+                if ":" in name and not name.startswith(("ExecutorState", "KernelAndDevice", "EagerLocal")):
+                    op_type = name.rsplit(":", 1)[1]
+                    seconds[op_type] += event.duration_ps * 1e-12 / steps
+                    kernels[op_type] += 1 / steps
+    return wall, seconds, kernels
+
+
+def print_op_times(what, wall, seconds, kernels, rows=20):
+    total = sum(seconds.values())
+    print(f"{what}: {wall * 1e3:.1f} ms a call, {total * 1e3:.1f} ms of op time over the threads")
+    for op_type, time_in in seconds.most_common(rows):
+        print(f"  {op_type:<40} {time_in * 1e3:7.2f} ms  {time_in / total:5.1%}  {kernels[op_type]:6.0f} kernels")
+
+
 def bench(set_name, steps):
     keras.utils.set_random_seed(0)
     hparams = create_hparams(set_name)

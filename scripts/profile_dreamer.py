@@ -26,7 +26,8 @@ import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_dreamer import build  # noqa: E402
-from bench_world_model import count_flops, loops_threads, matmul_flops_per_second, random_store  # noqa: E402
+from bench_world_model import (count_flops, loops_threads, matmul_flops_per_second, op_times,  # noqa: E402
+                               print_op_times, random_store)
 
 from rlkit.models.twohot import NUM_BINS  # noqa: E402
 from rlkit.rl.learners.dreamer import (actor_loss, critic_loss, lambda_returns, trajectory_weights,  # noqa: E402
@@ -43,41 +44,6 @@ def timed(function, args, steps):
         result = function(*args)
     tf.nest.map_structure(lambda t: t.numpy(), result)
     return (time.perf_counter() - start) / steps, flops
-
-
-def op_times(agent, batch, steps):
-    """The update's op time by op type, per step: TensorFlow's profiler traces `steps` updates
-    and its kernels' durations are summed by type over both inter-op threads (so the total is
-    more than the wall time where ops ran side by side)."""
-    import collections
-    import glob
-    import tempfile
-
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
-
-    for _ in range(2):
-        agent.update(batch)  # traced, and its first calls' allocations done
-    logdir = tempfile.mkdtemp()
-    tf.profiler.experimental.start(logdir)
-    start = time.perf_counter()
-    for _ in range(steps):
-        result = agent.update(batch)
-    tf.nest.map_structure(lambda t: t.numpy(), result)
-    wall = (time.perf_counter() - start) / steps
-    tf.profiler.experimental.stop()
-    space = xplane_pb2.XSpace()
-    with open(glob.glob(f"{logdir}/**/*.xplane.pb", recursive=True)[0], "rb") as trace:
-        space.ParseFromString(trace.read())
-    seconds, calls = collections.Counter(), collections.Counter()
-    for plane in space.planes:
-        for line in plane.lines:
-            for event in line.events:
-                name = plane.event_metadata[event.metadata_id].name  # "scope/op:OpType" for a kernel
-                if ":" in name and not name.startswith(("ExecutorState", "KernelAndDevice", "EagerLocal")):
-                    op_type = name.rsplit(":", 1)[1]
-                    seconds[op_type] += event.duration_ps * 1e-12 / steps
-                    calls[op_type] += 1 / steps
-    return wall, seconds, calls
 
 
 def parts(agent, batch):
@@ -163,11 +129,7 @@ def main():
     loops_threads()
     if args.ops:
         _, _, _, agent, batch = build(args.set, args.hparams)
-        wall, seconds, calls = op_times(agent, batch, args.steps)
-        total = sum(seconds.values())
-        print(f"{args.set}: {wall * 1e3:.1f} ms a step, {total * 1e3:.1f} ms of op time over the inter-op threads")
-        for op_type, time_in in seconds.most_common(20):
-            print(f"  {op_type:<40} {time_in * 1e3:7.2f} ms  {time_in / total:5.1%}  {calls[op_type]:6.0f} calls")
+        print_op_times(f"{args.set}'s update", *op_times(lambda: agent.update(batch), args.steps))
         return
     matmul = matmul_flops_per_second()
     hparams, env, _, agent, batch = build(args.set, args.hparams)

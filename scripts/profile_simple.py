@@ -5,6 +5,7 @@ inside the world model, each timed on its own with its FLOPs (TensorFlow's profi
 FLOP/s that makes against a dense matmul measured in the same run.
 
     python scripts/profile_simple.py [--set=rlmb_minatar_ends] [--game=minatar/breakout] [--steps=20]
+    python scripts/profile_simple.py --ops        # the world model's training step's op time by op type
 
 The world model is untrained (its speed does not depend on its weights) and the simulated env
 starts from a store of random play, as the loop's first epoch does.
@@ -19,7 +20,8 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_world_model import count_flops, loops_threads, matmul_flops_per_second, random_store  # noqa: E402
+from bench_world_model import (count_flops, loops_threads, matmul_flops_per_second, op_times,  # noqa: E402
+                               print_op_times, random_store)
 
 from rlkit.data_generators.batch_env import FrameStack  # noqa: E402
 from rlkit.data_generators.make_env import frame_shape, make_batch_env, pixel_values  # noqa: E402
@@ -44,6 +46,7 @@ def main():
     parser.add_argument("--set", default="rlmb_minatar_ends")
     parser.add_argument("--game", default="minatar/breakout")
     parser.add_argument("--steps", type=int, default=20, help="timed calls of each part")
+    parser.add_argument("--ops", action="store_true", help="the world model's training step's op time by op type")
     args = parser.parse_args()
     loops_threads()
     matmul = matmul_flops_per_second()
@@ -56,6 +59,10 @@ def main():
     dataset = iter(window_input_fn(store, hparams.world_model, 0)())
     batch = next(dataset)
     estimator.train(lambda: tf.data.Dataset.from_tensors(batch).repeat(), max_steps=1)  # builds and traces
+    if args.ops:
+        print_op_times(f"{args.set}'s world-model training step", *op_times(lambda: estimator._train_step(batch),
+                                                                             args.steps))
+        return
     rows = [("world model training step", seconds_per_call(lambda: estimator._train_step(batch), args.steps),
              count_flops(estimator._train_step.get_concrete_function(batch)))]
     rows.append(("  drawing its batch of windows", seconds_per_call(lambda: next(dataset), args.steps), 0))
