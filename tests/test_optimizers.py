@@ -1,11 +1,11 @@
-"""rlkit's Adam (one ResourceApplyAdam kernel per variable) against Keras's own."""
+"""rlkit's Adam, FusedAdam (one ResourceApplyAdam kernel per variable), against Keras's own."""
 
 import gin
 import keras
 import numpy as np
 import tensorflow as tf
 
-from rlkit.models.optimizers import Adam, make_optimizer
+from rlkit.models.optimizers import FusedAdam, make_optimizer
 
 
 def trained(optimizer_class, steps=25, sparse=False):
@@ -33,7 +33,7 @@ def trained(optimizer_class, steps=25, sparse=False):
 
 
 def test_rlkits_adam_takes_keras_adams_steps_within_float_rounding(tmp_path):
-    ours, our_optimizer = trained(Adam)
+    ours, our_optimizer = trained(FusedAdam)
     theirs, their_optimizer = trained(keras.optimizers.Adam)
     for a, b in zip(ours, theirs):
         assert np.max(np.abs(a)) > 0.01
@@ -46,17 +46,17 @@ def test_rlkits_adam_takes_keras_adams_steps_within_float_rounding(tmp_path):
 
 
 def test_sparse_gradients_take_keras_adams_path():
-    ours, _ = trained(Adam, steps=5, sparse=True)
+    ours, _ = trained(FusedAdam, steps=5, sparse=True)
     theirs, _ = trained(keras.optimizers.Adam, steps=5, sparse=True)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
 def test_rlkits_adam_is_the_default_and_what_gin_binds_as_keras_adam():
-    assert isinstance(make_optimizer(1e-3), Adam)
+    assert isinstance(make_optimizer(1e-3), FusedAdam)
     with gin.unlock_config():
         gin.parse_config("make_optimizer.optimizer = @keras.optimizers.Adam")
     try:
-        assert type(make_optimizer(1e-3, default=keras.optimizers.SGD)) is Adam
+        assert type(make_optimizer(1e-3, default=keras.optimizers.SGD)) is FusedAdam
     finally:
         gin.clear_config()

@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 
 
-class Adam(keras.optimizers.Adam):
+class FusedAdam(keras.optimizers.Adam):
     """Keras's Adam with each variable's update as one kernel, TensorFlow's ResourceApplyAdam, in
     place of Keras's ten elementwise ops per variable: the same formula, slots and checkpoint
     (results within a float rounding of Keras's: tests/test_optimizers.py), at 1.6-1.7x
@@ -31,9 +31,10 @@ class Adam(keras.optimizers.Adam):
             beta1=beta_1, beta2=beta_2, epsilon=tf.cast(self.epsilon, dtype), grad=tf.cast(gradient, dtype))
 
 
-# Registered with gin so a run's operative_config.gin records the optimizer and its settings;
-# rlkit's Adam under Keras's name, so `@keras.optimizers.Adam` binds the one-kernel update.
-gin.external_configurable(Adam, name="Adam", module="keras.optimizers")
+# Registered with gin so a run's operative_config.gin records the optimizer and its settings
+# (learners make gin's wrapper of it); FusedAdam under Keras's name, so
+# `@keras.optimizers.Adam` binds the one-kernel update.
+Adam = gin.external_configurable(FusedAdam, name="Adam", module="keras.optimizers")
 gin.external_configurable(keras.optimizers.Adafactor, module="keras.optimizers")
 gin.external_configurable(keras.optimizers.AdamW, module="keras.optimizers")
 gin.external_configurable(keras.optimizers.RMSprop, module="keras.optimizers")
