@@ -29,9 +29,7 @@ from bench_dreamer import build  # noqa: E402
 from bench_world_model import (count_flops, loops_threads, matmul_flops_per_second, op_times,  # noqa: E402
                                print_op_times, random_store)
 
-from rlkit.models.twohot import NUM_BINS  # noqa: E402
-from rlkit.rl.learners.dreamer import (actor_loss, critic_loss, lambda_returns, trajectory_weights,  # noqa: E402
-                                       twohot_critic_loss)
+from rlkit.rl.learners.dreamer import actor_loss  # noqa: E402
 from rlkit.rl.loops.dreamer import sequence_length  # noqa: E402
 
 
@@ -57,19 +55,9 @@ def parts(agent, batch):
             start = tuple(tf.gather(part, chosen) for part in start)
         return start
 
-    def imagined(start):
-        features, log_probs, entropies = agent.imagine(start)
-        rewards, continue_logits = wm.heads(tf.reshape(features[1:], [-1, features.shape[-1]]))
-        rewards = tf.reshape(rewards, tf.shape(log_probs))
-        discounts = hp.gamma * tf.reshape(tf.sigmoid(continue_logits), tf.shape(log_probs))
-        values = tf.reshape(agent.values(agent.target_critic, tf.reshape(features, [-1, features.shape[-1]])),
-                            tf.shape(features)[:2])
-        returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
-        return features, log_probs, entropies, returns, values, trajectory_weights(discounts)
-
     _, _, (hs, zs) = wm.train_loss(batch)
     start = starts(tf.stop_gradient(hs), tf.stop_gradient(zs))
-    features, _, _, returns, _, weights = imagined(start)
+    features, _, _, values, returns, weights = agent.imagined_returns(start)
 
     @tf.function
     def world_model_forward(batch):
@@ -85,12 +73,12 @@ def parts(agent, batch):
 
     @tf.function
     def imagination(h, z):
-        return imagined((h, z))[3]
+        return agent.imagined_returns((h, z))[4]
 
     @tf.function
     def actor_step(h, z):
         with tf.GradientTape() as tape:
-            _, log_probs, entropies, returns, values, weights = imagined((h, z))
+            _, log_probs, entropies, values, returns, weights = agent.imagined_returns((h, z))
             loss, _ = actor_loss(log_probs, entropies, returns, values[:-1], weights, 1.0 if agent.discrete else 0.0,
                                  hp.entropy_coef)
         variables = agent.actor.trainable_variables
@@ -98,14 +86,9 @@ def parts(agent, batch):
         return loss
 
     @tf.function
-    def critic_step(features, returns, weights):
+    def critic_step(features, returns, weights, values):
         with tf.GradientTape() as tape:
-            outputs = agent.critic(tf.reshape(features[:-1], [-1, features.shape[-1]]))
-            if agent.twohot_critic:  # DreamerV3's (regularised toward the returns themselves here)
-                logits = tf.reshape(outputs, tf.concat([tf.shape(returns), [NUM_BINS]], 0))
-                loss, _ = twohot_critic_loss(logits, returns, weights, returns, hp.slow_critic_regularizer)
-            else:
-                loss, _ = critic_loss(tf.reshape(outputs, tf.shape(returns)), returns, weights)
+            loss, _ = agent.critic_objective(features, returns, weights, values)
         variables = agent.critic.trainable_variables
         agent.critic_optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return loss
@@ -115,7 +98,7 @@ def parts(agent, batch):
             ("world model step (forward, backward, Adam)", world_model_step, (batch,)),
             ("imagination (rollout, heads, slow critic)", imagination, (h, z)),
             ("actor step (imagination, loss, backward, Adam)", actor_step, (h, z)),
-            ("critic step", critic_step, (features, returns, weights)),
+            ("critic step", critic_step, (features, returns, weights, values)),
             ("whole update", agent.update, (batch,))]
 
 

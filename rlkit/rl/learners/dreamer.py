@@ -244,6 +244,31 @@ class DreamerAgent:
         horizon_by_states = tf.shape(features)[:2] - [1, 0]
         return features, tf.reshape(log_probs, horizon_by_states), tf.reshape(entropies, horizon_by_states)
 
+    def imagined_returns(self, start):
+        """Imagines from `start` and scores it: features [H + 1, B, F], the actor's log-probs and
+        entropies [H, B], the slow critic's values [H + 1, B], the lambda-returns [H, B] and the
+        trajectory weights [H, B] (the world model's heads give rewards and continuation)."""
+        hp = self.hparams
+        features, log_probs, entropies = self.imagine(start)
+        rewards, continue_logits = self.world_model.heads(tf.reshape(features[1:], [-1, features.shape[-1]]))
+        rewards = tf.reshape(rewards, tf.shape(log_probs))
+        discounts = hp.gamma * tf.reshape(tf.sigmoid(continue_logits), tf.shape(log_probs))
+        values = self.values(self.target_critic, tf.reshape(features, [-1, features.shape[-1]]))
+        values = tf.reshape(values, tf.shape(features)[:2])
+        returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
+        return features, log_probs, entropies, values, returns, trajectory_weights(discounts)
+
+    def critic_objective(self, features, returns, weights, slow_values):
+        """The critic's loss on imagined features [H + 1, B, F] against the lambda-returns [H, B],
+        regularised toward the slow critic's values [H + 1, B]; returns (loss, metrics)."""
+        hp = self.hparams
+        outputs = self.critic(tf.reshape(features[:-1], [-1, features.shape[-1]]))
+        if self.twohot_critic:
+            logits = tf.reshape(outputs, tf.concat([tf.shape(returns), [NUM_BINS]], 0))
+            return twohot_critic_loss(logits, returns, weights, slow_values[:-1], hp.slow_critic_regularizer)
+        return critic_loss(tf.reshape(outputs, tf.shape(returns)), returns, weights, slow_values[:-1],
+                           hp.slow_critic_regularizer)
+
     @tf.function(reduce_retracing=True, autograph=False)
     def update(self, batch):
         """One gradient step of the world model, the actor and the critic; returns their metrics.
@@ -266,14 +291,7 @@ class DreamerAgent:
             chosen = imagination_starts(tf.shape(start[0])[0], hp.imagine_starts, self.seed.make_seeds(1)[:, 0])
             start = tuple(tf.gather(part, chosen) for part in start)
         with tf.GradientTape() as actor_tape:
-            features, log_probs, entropies = self.imagine(start)
-            rewards, continue_logits = wm.heads(tf.reshape(features[1:], [-1, features.shape[-1]]))
-            rewards = tf.reshape(rewards, tf.shape(log_probs))
-            discounts = hp.gamma * tf.reshape(tf.sigmoid(continue_logits), tf.shape(log_probs))
-            values = self.values(self.target_critic, tf.reshape(features, [-1, features.shape[-1]]))
-            values = tf.reshape(values, tf.shape(features)[:2])
-            returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
-            weights = trajectory_weights(discounts)
+            features, log_probs, entropies, values, returns, weights = self.imagined_returns(start)
             scale = 1.0
             if hp.return_normalization == "percentile":
                 scale, low, high = return_scale(returns, self.return_low, self.return_high, RETURN_SCALE_RATE)
@@ -286,14 +304,7 @@ class DreamerAgent:
         self.actor_optimizer.apply_gradients(zip(actor_tape.gradient(actor, self.actor.trainable_variables),
                                                  self.actor.trainable_variables))
         with tf.GradientTape() as critic_tape:
-            outputs = self.critic(tf.reshape(tf.stop_gradient(features[:-1]), [-1, features.shape[-1]]))
-            if self.twohot_critic:
-                logits = tf.reshape(outputs, tf.concat([tf.shape(returns), [NUM_BINS]], 0))
-                critic, critic_metrics = twohot_critic_loss(logits, returns, weights, values[:-1],
-                                                            hp.slow_critic_regularizer)
-            else:
-                critic, critic_metrics = critic_loss(tf.reshape(outputs, tf.shape(returns)), returns, weights,
-                                                     values[:-1], hp.slow_critic_regularizer)
+            critic, critic_metrics = self.critic_objective(tf.stop_gradient(features), returns, weights, values)
         self.critic_optimizer.apply_gradients(zip(critic_tape.gradient(critic, self.critic.trainable_variables),
                                                   self.critic.trainable_variables))
         self.model_optimizer.apply_gradients(zip(model_gradients, model_variables))
