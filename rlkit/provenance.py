@@ -6,11 +6,13 @@ RUN/provenance.json is a list of records, the first the one the run started unde
 
     {"commit": "3eae756...", "dirty": false, "rlkit_version": "0.1.0", "python": "3.11.7",
      "tensorflow": "2.21.0", "keras": "3.12.0", "numpy": "2.1.3", "cpu": "Intel(R) Xeon(R) ...",
-     "since": "2026-11-28T07:38:00"}
+     "native_bfloat16": true, "since": "2026-11-28T07:38:00"}
 
 `commit` is the git commit of the checkout rlkit is imported from, and `dirty` whether the code
 that runs (rlkit/ and setup.py) had uncommitted changes, with `changed` naming them; an installed
-rlkit outside a git checkout records `commit: null` and its version. A rerun under the same code
+rlkit outside a git checkout records `commit: null` and its version. `native_bfloat16` says
+whether the CPU computes bfloat16 natively, which decides what a set's `compute_dtype=auto`
+ran in (a CPU's model name need not tell). A rerun under the same code
 adds nothing; a rerun under other code (a resume after a pull) adds its record and says so in one
 warning line, so a run made by two commits shows both.
 
@@ -78,6 +80,16 @@ def _cpu_model():
     return platform.processor() or platform.machine()
 
 
+def native_bfloat16():
+    """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16; Linux's CPU flags)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith("flags")), "").split()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
 def current():
     """This process's record: the code, the library versions and the CPU."""
     commit, changed = _git_state()
@@ -85,7 +97,7 @@ def current():
     record = {"commit": commit, "dirty": bool(changed), "changed": changed or [],
               "rlkit_version": _version("rlkit"), "python": platform.python_version(), "tensorflow": tensorflow,
               "keras": _version("keras"), "numpy": _version("numpy"), "cpu": _cpu_model(),
-              "since": datetime.datetime.now().isoformat(timespec="seconds")}
+              "native_bfloat16": native_bfloat16(), "since": datetime.datetime.now().isoformat(timespec="seconds")}
     if commit is None:
         record["dirty"] = None  # unknown: no git checkout to compare with
     return record

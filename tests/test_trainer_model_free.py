@@ -50,6 +50,8 @@ def test_rlmf_tiny_on_pong_writes_checkpoints_events_and_policy(rlmf_tiny_run):
     assert record["dirty"] == bool(git("status", "--porcelain", "--", "rlkit", "setup.py").strip())
     assert record["tensorflow"] == tf.__version__ and record["numpy"] == np.__version__
     assert record["python"] == sys.version.split()[0] and record["cpu"]
+    cpu_flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+    assert record["native_bfloat16"] == ("amx_bf16" in cpu_flags or "avx512_bf16" in cpu_flags)
     assert len(glob.glob(os.path.join(out, "checkpoints", "ckpt-*.index"))) == 3  # keep_checkpoints
     assert saved_env_steps(out) == 128
 

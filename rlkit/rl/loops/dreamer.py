@@ -40,6 +40,7 @@ from rlkit.data_generators.make_env import (
 from rlkit.errors import UserError
 from rlkit.fileio import atomic_write_text
 from rlkit.progress import Progress
+from rlkit.provenance import native_bfloat16
 from rlkit.rl.loops import finished_summary
 
 # TensorFlow and the modules that import it (about 5 s) are imported by the functions that use
@@ -200,16 +201,6 @@ def evaluate(hparams, dreamer, store, env_steps, eval_dir, seed):
     summary = dict(real_env_steps=env_steps, gradient_steps=dreamer.updates, policy=results)
     atomic_write_text(os.path.join(eval_dir, f"step_{env_steps}.json"), json.dumps(summary, indent=2) + "\n")
     return summary
-
-
-def native_bfloat16():
-    """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16; Linux's CPU flags)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line for line in f if line.startswith("flags")), "").split()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
 def compute_dtype(hparams):
