@@ -123,6 +123,13 @@ def test_killed_run_resumes_with_the_step_count_continuing(cli, tmp_path):
     accumulator, _ = scalar_tags(os.path.join(out, "train"))
     assert max(event.step for event in accumulator.Tensors("losses/policy_loss")) == 384
 
+    # A rerun of the finished run trains nothing and leaves its curves as they were: no new, empty event files.
+    events = lambda: sorted(glob.glob(os.path.join(out, "*", "events.out.tfevents.*")))  # noqa: E731
+    before = events()
+    rerun = cli(TRAINER, *args, f"--output_dir={out}")
+    assert rerun.returncode == 0 and "The run is done: 384 env steps" in rerun.stderr, rerun.stderr[-3000:]
+    assert events() == before and saved_env_steps(out) == 384
+
 
 def test_same_seed_same_returns(tmp_path):
     hparams = create_hparams("rlmf_cartpole", "num_env_steps=1024,eval_every_iterations=2")

@@ -60,9 +60,20 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     if restored:
         logging.info("Resumed from %s at iteration %d, %d env steps", restored, int(iterations), int(env_steps))
     cli.write_operative_config(output_dir)
+    policy_dir = os.path.join(output_dir, "policy")
+    # The env steps after which the last evaluation comes: on-policy runs take whole iterations.
+    final_steps = (hparams.num_env_steps if learner.off_policy else
+                   max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length))
+                   * hparams.num_envs * learner.hparams.rollout_length)
+    if int(evaluated_steps) >= final_steps and os.path.exists(os.path.join(policy_dir, "saved_model.pb")):
+        # A rerun of a finished run: nothing to train, and no new (empty) event files beside its curves.
+        logging.info("The run is done: %d env steps, evaluated, its policy in %s", int(env_steps), policy_dir)
+        env.close()
+        if workers is not None:
+            workers.close()
+        return dict(eval={}, iterations=int(iterations), env_steps=int(env_steps))
     eval_writer = tf.summary.create_file_writer(os.path.join(output_dir, "eval"))
     train_writer = tf.summary.create_file_writer(os.path.join(output_dir, "train"))
-    policy_dir = os.path.join(output_dir, "policy")
     last_eval = {}
 
     def evaluate():
@@ -80,11 +91,6 @@ def train(hparams, output_dir, seed, on_evaluation=None):
 
     def save_checkpoint():
         checkpoint.save(int(env_steps) if learner.off_policy else int(iterations))
-
-    # The env steps after which the last evaluation comes: on-policy runs take whole iterations.
-    final_steps = (hparams.num_env_steps if learner.off_policy else
-                   max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length))
-                   * hparams.num_envs * learner.hparams.rollout_length)
 
     if learner.off_policy:
         total_steps = hparams.num_env_steps
