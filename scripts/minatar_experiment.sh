@@ -25,7 +25,9 @@
 # and the MinAtar paper's DQN (rlmf_dqn_minatar) at 1M on Breakout and Space Invaders (3 seeds,
 # RUNS/GAME/dqn_1m_sS); ONLY=dqn_100k the first alone.
 # ONLY=dreamer_v3 the DreamerV3 rows (issue 67): dreamer_v3_minatar, fixed on tuning seeds (100 and up)
-# before these runs, seeds 0-4 on every game (RUNS/GAME/dreamer_v3_100k_sS).
+# before these runs, seeds 0-4 on every game (RUNS/GAME/dreamer_v3_100k_sS), in float32
+# (compute_dtype=float32: the set's "auto" would take bfloat16 on a CPU with AMX and float32 on
+# one without, and a cell's seeds run on whichever machine a session has).
 # ONLY=simple_combined the one SimPLe set for every game (issue 68): rlmb_minatar_combined, seeds 0-4
 # on Breakout and Freeway and 0-2 elsewhere (RUNS/GAME/simple_combined_100k_sS). Its tuning runs
 # (seeds 100 and up) go in a RUNS of their own, which the results script is never given:
@@ -193,7 +195,7 @@ loop_rows() {
 # DreamerV2 after every game's other rows: the longest runs come last.
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then loop_rows dreamer dreamer_100k dreamer_v2_minatar; fi
 case "${ONLY:-}" in
-  dreamer_v3) loop_rows dreamer_v3 dreamer_v3_100k dreamer_v3_minatar ;;
+  dreamer_v3) loop_rows dreamer_v3 dreamer_v3_100k dreamer_v3_minatar ,compute_dtype=float32 ;;
   simple_combined) loop_rows simple_combined simple_combined_100k rlmb_minatar_combined "" loop_hparams ;;
   dreamer_rewarded) loop_rows dreamer_rewarded dreamer_rewarded_100k dreamer_v2_minatar ,rewarded_sequence_share=0.5 ;;
   simple_expected) loop_rows simple_expected simple_expected_100k rlmb_minatar ,simulated_reward=expected loop_hparams ;;
