@@ -118,6 +118,15 @@ def test_the_expected_rewards_ablation_runs_freeways_five_seeds_alone(tmp_path):
                         f"--output_dir={runs}/freeway/simple_expected_100k_s{seed}" for seed in range(5)]
 
 
+def test_the_dreamer_v3_rows_run_five_seeds_on_every_game_in_float32(tmp_path):
+    """ONLY=dreamer_v3 (issue 67): the fixed set, seeds 0-4 on every game, float32 on any machine."""
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    commands, _ = dry_run(runs, archive, ONLY="dreamer_v3")
+    assert commands == [f"python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v3_minatar "
+                        f"--hparams=game=minatar/{game},compute_dtype=float32 --seed={seed} "
+                        f"--output_dir={runs}/{game}/dreamer_v3_100k_s{seed}" for game in GAMES for seed in range(5)]
+
+
 @pytest.mark.parametrize("jobs", ["0", "two", "-1"])
 def test_a_bad_jobs_count_gets_one_line(tmp_path, jobs):
     result = subprocess.run(["bash", SCRIPT, str(tmp_path / "runs")], capture_output=True, text=True, timeout=60,
