@@ -248,6 +248,13 @@ def test_a_cell_names_the_commits_its_runs_came_from_and_marks_a_mix(tmp_path):
     assert code_versions([run("s2", a), run("s3", b)]) == "mixed: aaaaaaa, bbbbbbb+changes"
     assert code_versions([run("resumed", a, b)]) == "mixed: aaaaaaa, bbbbbbb+changes"  # one run, two commits
     assert code_versions([run("s4", a), run("older")]) == "mixed: aaaaaaa, 1 not recorded"
+    # One commit on two machines: the commit, and how many runs ran on each CPU (a run resumed
+    # on the other counts on both).
+    xeon, epyc = dict(a, cpu="Intel(R) Xeon(R) Processor"), dict(a, cpu="AMD EPYC")
+    assert code_versions([run("s5", xeon), run("s6", xeon), run("s7", epyc)]) == \
+        "aaaaaaa (1 on AMD EPYC, 2 on Intel(R) Xeon(R) Processor)"
+    assert code_versions([run("s8", xeon, epyc), run("s9", xeon)]) == \
+        "aaaaaaa (1 on AMD EPYC, 2 on Intel(R) Xeon(R) Processor)"
 
 
 def test_the_across_games_statistics_compare_each_method_with_each_compared_one_with_and_without_selection_seeds(

@@ -182,17 +182,23 @@ def code_versions(runs):
     """What a cell says of the code that made `runs`: their commits in order of first use
     (`rlkit.provenance.describe`: a '+changes' suffix where the tree had uncommitted changes),
     'mixed: ' before them where the runs (or one resumed run) came from more than one, and
-    'not recorded' for runs made before runs recorded it."""
+    'not recorded' for runs made before runs recorded it. Where the runs ran on more than one CPU
+    (sessions land on different machines), how many ran on each follows in parentheses."""
+    import collections
+
     from rlkit import provenance
 
-    versions, unrecorded = [], 0
+    versions, unrecorded, cpus = [], 0, collections.Counter()
     for run in runs:
         records = provenance.read(run)
         unrecorded += not records
-        versions += [v for v in (provenance.describe(r) for r in records) if v not in versions]
+        versions += [v for v in dict.fromkeys(provenance.describe(r) for r in records) if v not in versions]
+        cpus.update({r["cpu"] for r in records if r.get("cpu")})
     if not versions:
         return "not recorded"
     described = ", ".join(versions) + (f", {unrecorded} not recorded" if unrecorded else "")
+    if len(cpus) > 1:
+        described += " (" + ", ".join(f"{count} on {cpu}" for cpu, count in sorted(cpus.items())) + ")"
     return ("mixed: " if len(versions) + bool(unrecorded) > 1 else "") + described
 
 
