@@ -69,24 +69,23 @@ def _version(package):
         return None
 
 
-def _cpu_model():
+def _cpuinfo(field):
+    """The value of /proc/cpuinfo's first `field` line (Linux), or None."""
     try:
         with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+            line = next((line for line in f if line.startswith(field)), None)
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        return None
+    return line.split(":", 1)[1].strip() if line else None
+
+
+def _cpu_model():
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 def native_bfloat16():
     """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16; Linux's CPU flags)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line for line in f if line.startswith("flags")), "").split()
-    except OSError:
-        return False
+    flags = (_cpuinfo("flags") or "").split()
     return "amx_bf16" in flags or "avx512_bf16" in flags
 
 
