@@ -1,6 +1,7 @@
 """DQN and its replay: numerical checks against plain numpy, the commands end to end, learning
 on CartPole, and a killed run resuming with its replay."""
 
+import glob
 import json
 import os
 import signal
@@ -109,17 +110,45 @@ def test_prioritized_replay_draws_by_priority_with_importance_weights(tmp_path):
     for i in range(3):
         weight = batch["weights"][batch["indices"] == candidates[i]][0]
         assert weight == pytest.approx(expected[i] / largest, rel=1e-4)
-    # The priorities are saved with the next shard: a replay reopened on the directory (a resumed
-    # run) has them, and gives the steps stored since the largest priority.
+    # Steps added since get the largest priority so far, and are sampled before any shard holds them.
+    candidates = candidates.copy()
     for t in range(16, 24):
         replay.add(frames_at(t)[:, :, :, :], np.array([0, 1]), fake_step(t, [False, False], [0.0, 0.0]))
+    new = np.setdiff1d(replay.candidates(), candidates)
+    assert len(new) == 16
+    np.testing.assert_allclose(replay.tree.get(new), (8.0 + 1e-6) ** 0.5)
+    # The priorities are saved with each shard: a replay reopened on the directory (a resumed run)
+    # has each step's, though it numbers the steps env by env, as the shards list them.
     resumed = ReplayMemory(str(tmp_path / "replay"), NUM_ENVS, stack=2, capacity=1000, shard_steps=8,
                            prioritized=True, priority_exponent=0.5)
     assert resumed.max_priority == replay.max_priority == pytest.approx(8.0 + 1e-6)
-    np.testing.assert_allclose(resumed.tree.get(candidates), replay.tree.get(candidates))
-    new = np.setdiff1d(resumed.candidates(), candidates)
-    np.testing.assert_allclose(resumed.tree.get(new), (8.0 + 1e-6) ** 0.5)
+
+    def priority_by_step(memory):  # (env, t) -> priority, from the frames the steps stored
+        steps = memory.candidates()
+        env_and_t = memory.store.frames(steps)[:, 0, 0, :2]
+        return {tuple(int(v) for v in key): p for key, p in zip(env_and_t, memory.tree.get(steps))}
+    assert priority_by_step(resumed) == pytest.approx(priority_by_step(replay))
     assert resumed.tree.total == pytest.approx(replay.tree.total)
+
+
+def test_a_step_is_sampled_as_soon_as_its_transition_is_whole_not_when_a_shard_is_written(tmp_path):
+    """DQN samples every stored transition; a replay that waited for its shard (5,000 steps in
+    the MinAtar sets) began learning at step 5,000 whatever learning_starts said."""
+    replay = ReplayMemory(str(tmp_path / "replay"), NUM_ENVS, stack=2, capacity=1000, shard_steps=1000, n_step=3)
+    for t in range(10):
+        replay.add(frames_at(t), np.array([0, 1]), fake_step(t, [False, t == 6], [0.0, 0.0]))
+        # Env 0's episode is going on: steps 0..t-3 start whole 3-step transitions. Env 1's
+        # ended at step 6: all its 7 steps are whole then, and its next episode's as env 0's.
+        whole_0 = max(t - 2, 0)
+        whole_1 = max(t - 2, 0) if t < 6 else 7 + max(t - 7 - 2, 0)
+        assert len(replay) == whole_0 + whole_1, t
+    assert not glob.glob(str(tmp_path / "replay" / "epoch_000" / "shard_*.npz"))  # nothing written yet
+    batch = replay.sample(np.random.default_rng(0), 256)
+    env, t = batch["observations"][:, -1, 0, 0, 0], batch["observations"][:, -1, 0, 0, 1]
+    assert set(zip(env.tolist(), t.tolist())) == {(0, s) for s in range(7)} | {(1, s) for s in range(7)}
+    next_t = batch["next_observations"][:, -1, 0, 0, 1]
+    running = (env == 0) | (t < 4)  # 3 steps later, in the same episode
+    np.testing.assert_array_equal(next_t[running], t[running] + 3)
 
 
 def test_n_step_transitions_sum_rewards_to_the_episode_end_and_stack_the_next_observation(tmp_path):

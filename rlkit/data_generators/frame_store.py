@@ -14,6 +14,11 @@ Positions: a step is a global index (the order the store read it); an episode is
 global indices, so an episode spanning shards is one sequence. A window never crosses an
 episode's end; a frame stack at an episode's first steps repeats its first frame, as
 `batch_env.FrameStack` does when acting.
+
+Steps come from shards on disk (`update`) or straight from an acting loop (`add_steps`, a
+replay memory's newest steps, samplable before any shard holds them). Either way adding costs
+what is added, not what is stored: columns grow in place, each step knows its neighbours in
+its episode, and the whole transitions are extended, not recomputed.
 """
 
 import dataclasses
@@ -23,6 +28,36 @@ import lz4.block
 import numpy as np
 
 from rlkit.data_generators import storage
+
+
+class GrowingArray:
+    """A numpy array appended to in place, its capacity doubled as it fills, so that appending
+    costs what is appended. `values` is the filled part (a view: read it, do not keep it)."""
+
+    def __init__(self, dtype=None):
+        self._data, self._size, self.dtype = None, 0, dtype
+
+    def __len__(self):
+        return self._size
+
+    @property
+    def values(self):
+        return self._data[:self._size] if self._data is not None else np.zeros(0, self.dtype or np.float64)
+
+    def extend(self, new):
+        new = np.asarray(new, self.dtype)
+        if self._data is None:
+            self.dtype = new.dtype
+            self._data = np.zeros((max(1024, len(new)),) + new.shape[1:], new.dtype)
+        if self._size + len(new) > len(self._data):
+            grown = np.zeros((max(2 * len(self._data), self._size + len(new)),) + self._data.shape[1:], self.dtype)
+            grown[:self._size] = self._data[:self._size]
+            self._data = grown
+        self._data[self._size:self._size + len(new)] = new
+        self._size += len(new)
+
+    def __setitem__(self, index, value):
+        self.values[index] = value
 
 
 @dataclasses.dataclass
@@ -50,11 +85,15 @@ class FrameStore:
         self.skipped = []           # damaged shards, skipped (and moved aside, see storage)
         self.frame_shape = self.frame_dtype = None
         self._frames = []           # compressed bytes per global step
-        self._columns = {name: [] for name in ("actions", "rewards", "raw_rewards", "dones", "terminated")}
-        self._arrays = None         # the columns joined, rebuilt after an update
+        self._columns = {name: GrowingArray() for name in ("actions", "rewards", "raw_rewards", "dones", "terminated")}
+        # Per global step: its episode (index into self.episodes), its position there, and the
+        # steps before and after it in that episode (itself at either end: stacks repeat the end frames).
+        self._columns.update(episode=GrowingArray(np.int64), position=GrowingArray(np.int64),
+                             previous=GrowingArray(np.int64), next=GrowingArray(np.int64))
+        self._layout = None         # every episode's steps end to end (for windows' shares), built when asked
         self._building = threading.Lock()
-        self._transitions = {}      # epochs -> transition_indices, rebuilt after an update
-        self._chosen = {}           # chosen_episodes' answers, rebuilt after an update
+        self._transitions = {}      # (epochs, n_step) -> transition_indices, extended as steps come
+        self._chosen = {}           # chosen_episodes' answers, recomputed after steps come
         self._by_id = {}            # episode id -> StoredEpisode
         self.update()
 
@@ -73,67 +112,83 @@ class FrameStore:
             if shard is None:
                 self.skipped.append(path)
                 continue
-            self._add_shard(path, shard)
-        self._arrays, self._transitions, self._chosen = None, {}, {}
+            self.add_steps(shard, storage.epoch_of(path))
+            self.shards.append(path)
         return self.num_steps - before
 
-    def add_shard(self, path, shard):
-        """Adds the arrays of a shard its writer just wrote at `path` (`update` then skips that
-        path), so a replay memory need not read back what it wrote."""
-        self._add_shard(path, shard)
-        self._arrays, self._transitions, self._chosen = None, {}, {}
-
-    def _add_shard(self, path, shard):
-        epoch = storage.epoch_of(path)
-        num_envs, num_steps = shard["actions"].shape[:2]
-        self.frame_shape, self.frame_dtype = shard["frames"].shape[2:], shard["frames"].dtype
-        for env in range(num_envs):
-            ids = shard["episode_ids"][env]
-            boundaries = np.flatnonzero(np.diff(ids)) + 1
-            for start, end in zip(np.r_[0, boundaries], np.r_[boundaries, num_steps]):
-                first = self.num_steps
-                self._frames += [lz4.block.compress(frame.tobytes()) for frame in shard["frames"][env, start:end]]
-                for name, column in self._columns.items():
-                    column.append(shard[name][env, start:end])
-                self._add_piece(int(ids[start]), epoch, np.arange(first, self.num_steps),
-                                bool(shard["firsts"][env, start]), bool(shard["dones"][env, end - 1]))
+    def adopt_shard(self, path):
+        """Marks the shard a writer just wrote at `path`, whose steps were added as they came
+        (`add_steps`), as read: `update` skips it."""
         self.shards.append(path)
+
+    def add_steps(self, arrays, epoch):
+        """Adds steps of `epoch` given as a shard's arrays ([N, T, ...] per field, see storage):
+        a shard read from disk, or a replay memory's newest step ([N, 1, ...]), samplable at once."""
+        num_envs, num_steps = arrays["actions"].shape[:2]
+        self.frame_shape, self.frame_dtype = arrays["frames"].shape[2:], arrays["frames"].dtype
+        for env in range(num_envs):
+            ids = arrays["episode_ids"][env]
+            boundaries = (np.flatnonzero(np.diff(ids)) + 1).tolist() if num_steps > 1 else []
+            for start, end in zip([0] + boundaries, boundaries + [num_steps]):
+                first = self.num_steps
+                self._frames += [lz4.block.compress(frame.tobytes()) for frame in arrays["frames"][env, start:end]]
+                for name in ("actions", "rewards", "raw_rewards", "dones", "terminated"):
+                    self._columns[name].extend(arrays[name][env, start:end])
+                self._add_piece(int(ids[start]), epoch, np.arange(first, self.num_steps),
+                                bool(arrays["firsts"][env, start]), bool(arrays["dones"][env, end - 1]))
+        self._layout, self._chosen = None, {}
 
     def _add_piece(self, episode_id, epoch, indices, first, done):
         episode = self._by_id.get(episode_id)
+        before = 0 if episode is None else len(episode)
         if episode is None:
             episode = StoredEpisode(episode_id, epoch, indices, starts_at_reset=first, complete=first and done)
             self._by_id[episode_id] = episode
             self.episodes.append(episode)
-        else:  # the episode continues from an earlier shard
+            self._columns["previous"].extend(np.concatenate([indices[:1], indices[:-1]]))
+        else:  # the episode continues from an earlier shard, or from the step before
+            self._columns["next"][episode.indices[-1]] = indices[0]
+            self._columns["previous"].extend(np.concatenate([episode.indices[-1:], indices[:-1]]))
             episode.indices = np.concatenate([episode.indices, indices])
             episode.complete = episode.starts_at_reset and done
+        self._columns["next"].extend(np.concatenate([indices[1:], indices[-1:]]))
+        self._columns["episode"].extend(np.full(len(indices), self._episode_number(episode)))
+        self._columns["position"].extend(np.arange(before, len(episode)))
+        for (epochs, n_step), transitions in self._transitions.items():
+            if not episode.forgotten and (epochs is None or episode.epoch in epochs):
+                transitions.extend(self._whole_transitions(episode, n_step, before))
+
+    def _episode_number(self, episode):
+        if self.episodes[-1] is episode:
+            return len(self.episodes) - 1
+        return self._columns["episode"].values[episode.indices[0]]
+
+    def _whole_transitions(self, episode, n_step, stored_before=0):
+        """The steps of `episode` that start a whole `n_step` transition and did not when it held
+        `stored_before` steps (see `transition_indices`)."""
+        ended = self._columns["terminated"].values[episode.indices[-1]]
+        whole = len(episode) if ended else max(len(episode) - n_step, 0)
+        return episode.indices[max(stored_before - n_step, 0):whole]
 
     def _column(self, name):
-        arrays = self._arrays
-        if arrays is None:
+        if name in self._columns:
+            return self._columns[name].values
+        layout = self._layout
+        if layout is None:
             # window_dataset decodes on several threads at once: one builds, the others wait for it.
             with self._building:
-                if self._arrays is None:
-                    self._arrays = self._joined_columns()
-                arrays = self._arrays
-        return arrays[name]
+                if self._layout is None:
+                    self._layout = self._episode_layout()
+                layout = self._layout
+        return layout[name]
 
-    def _joined_columns(self):
-        arrays = {n: np.concatenate(c) if c else np.zeros(0) for n, c in self._columns.items()}
-        # Where each global step sits: its episode and its position there (for frame stacks).
-        arrays["episode"] = np.zeros(self.num_steps, np.int64)
-        arrays["position"] = np.zeros(self.num_steps, np.int64)
-        for i, episode in enumerate(self.episodes):
-            arrays["episode"][episode.indices] = i
-            arrays["position"][episode.indices] = np.arange(len(episode))
-        # Every episode's steps end to end: episode e's are episode_steps[episode_start[e]:][:episode_length[e]].
+    def _episode_layout(self):
+        """Every episode's steps end to end: episode e's are episode_steps[episode_start[e]:][:episode_length[e]]."""
         lengths = np.array([len(e) for e in self.episodes], np.int64)
-        arrays["episode_length"] = lengths
-        arrays["episode_start"] = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-        arrays["episode_steps"] = (np.concatenate([e.indices for e in self.episodes])
-                                   if self.episodes else np.zeros(0, np.int64))
-        return arrays
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        return dict(episode_length=lengths, episode_start=starts,
+                    episode_steps=(np.concatenate([e.indices for e in self.episodes])
+                                   if self.episodes else np.zeros(0, np.int64)))
 
     def step_values(self, name, indices):
         """A per-step column ("actions", "rewards", "raw_rewards", "dones") at the global steps
@@ -336,12 +391,11 @@ class FrameStore:
         limit (the observation `n_step` steps later is not stored, so nothing bootstraps from
         it). Forgotten episodes have none."""
         key = (None if epochs is None else tuple(epochs), n_step)
-        if key not in self._transitions:  # sampling asks for them with every batch
-            chosen = [self.episodes[i] for i in self.chosen_episodes(epochs)]
-            terminated = self._column("terminated")
-            parts = [e.indices if terminated[e.indices[-1]] else e.indices[:len(e) - n_step] for e in chosen]
-            self._transitions[key] = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-        return self._transitions[key]
+        if key not in self._transitions:  # sampling asks for them with every batch; new steps extend them
+            self._transitions[key] = GrowingArray(np.int64)
+            for i in self.chosen_episodes(epochs):
+                self._transitions[key].extend(self._whole_transitions(self.episodes[i], n_step))
+        return self._transitions[key].values
 
     def forget_before(self, first_kept):
         """Frees the frames of every episode whose last stored step is before global step
@@ -361,10 +415,14 @@ class FrameStore:
     def _stack_steps(self, indices, first_offset, last_offset):
         """[B, n] global steps at positions offset first..last from each of `indices` within its
         episode, clamped to the episode: the first frame repeats before it, the last after it."""
-        episode, position = self._column("episode")[indices], self._column("position")[indices]
-        offsets = position[:, None] + np.arange(first_offset, last_offset + 1)[None]
-        starts, lengths = self._column("episode_start")[episode], self._column("episode_length")[episode]
-        return self._column("episode_steps")[starts[:, None] + np.clip(offsets, 0, lengths[:, None] - 1)]
+        assert first_offset <= 0 <= last_offset, (first_offset, last_offset)
+        previous, following = self._column("previous"), self._column("next")
+        steps = [indices]
+        for _ in range(-first_offset):
+            steps.insert(0, previous[steps[0]])
+        for _ in range(last_offset):
+            steps.append(following[steps[-1]])
+        return np.stack(steps, axis=-1)
 
     def stacks(self, indices, stack):
         """Frame stacks [B, stack, H, W, C] ending at the global steps `indices`; at an episode's

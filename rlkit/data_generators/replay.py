@@ -1,11 +1,13 @@
 """Replay memory for off-policy learners, on rlkit's rollout storage.
 
-Transitions are appended as the acting envs step and written as atomic shards under
-`REPLAY_DIR/epoch_000/`, the layout collected rollouts have, so a killed run resumes with its
-replay contents: a new `ReplayMemory` on the same directory reads the shards back. Each
-observation is stored once, LZ4-compressed in a `FrameStore`; the frame stacks of both ends of
-a transition are assembled when it is sampled. Steps still buffered (fewer than a shard) are
-not sampled yet, and are lost if the run is killed.
+Transitions are appended as the acting envs step, and can be sampled as soon as they are whole
+(an `n_step` transition once the step `n_step` later is stored, or its episode ended), as in
+DQN's replay. They are also written as atomic shards under `REPLAY_DIR/epoch_000/`, the layout
+collected rollouts have, so a killed run resumes with its replay contents: a new
+`ReplayMemory` on the same directory reads the shards back; steps not yet in a shard are lost
+then, as the counters checkpointed with each shard expect. Each observation is stored once,
+LZ4-compressed in a `FrameStore`; the frame stacks of both ends of a transition are assembled
+when it is sampled.
 
 Sampling is uniform, or proportional to priorities (Schaul et al. 2016): transition i is drawn
 with probability p_i^alpha / sum_j p_j^alpha and weighted by (N * P(i))^-beta, divided by the
@@ -15,8 +17,8 @@ resumed run samples as the killed one would have at that shard; steps stored aft
 save get the largest priority.
 
 Capacity counts whole episodes: once more than `capacity` steps are stored, the episodes that
-ended before the newest `capacity` steps are forgotten (their frames freed), so memory stays
-near `capacity` steps plus one unfinished episode per env.
+ended before the newest `capacity` steps are forgotten (their frames freed) with each shard
+written, so memory stays near `capacity` steps plus a shard and one unfinished episode per env.
 """
 
 import os
@@ -79,10 +81,10 @@ class ReplayMemory:
     `n_step` transitions of `stack`-frame observations.
 
     add(observations, actions, step) once per env step (the newest frame of each env's stack);
-    every `shard_steps` steps per env the buffered steps become a shard and samplable, and
-    `add` returns True. sample(rng, batch_size) -> a batch (see `FrameStore.n_step_transitions`)
-    with `indices` and importance `weights`; update_priorities(indices, td_errors) after a
-    prioritized update.
+    every `shard_steps` steps per env the steps since the last shard are written as one, and
+    `add` returns True (the caller checkpoints then). sample(rng, batch_size) -> a batch (see
+    `FrameStore.n_step_transitions`) with `indices` and importance `weights`;
+    update_priorities(indices, td_errors) after a prioritized update.
     """
 
     def __init__(self, replay_dir, num_envs, stack, capacity, shard_steps, n_step=1, clip_rewards=True,
@@ -96,15 +98,18 @@ class ReplayMemory:
         self.writer = storage.RolloutWriter(replay_dir, 0, num_envs)
         self.tree = SumTree(max(self.store.num_steps, 1024)) if prioritized else None
         self.max_priority = 1.0
-        self._in_tree = np.zeros(0, bool)
-        self._candidates = None
-        self._after_new_steps()
+        self._in_tree = np.zeros(1024, bool)  # per global step: has a priority (grown as steps come)
+        # Per global step, its number in a store read back from the shards: steps added as they
+        # come interleave the envs, a shard read back lists each env's steps in turn.
+        self._number_when_read = np.arange(self.store.num_steps)
+        self._prioritized_candidates = 0      # candidates() up to here have one
+        self._forget_old_episodes()
         if prioritized:
             self._restore_priorities()
 
     @property
     def num_steps(self):
-        """Steps stored (written as shards), forgotten ones included."""
+        """Steps added, forgotten ones included (those since the last shard too)."""
         return self.store.num_steps
 
     def __len__(self):
@@ -112,24 +117,33 @@ class ReplayMemory:
         return len(self.candidates())
 
     def add(self, frames, actions, step):
-        self.writer.add(frames, actions, step)
+        self.store.add_steps(self.writer.add(frames, actions, step), epoch=0)
+        if self.prioritized:
+            self._prioritize_new_candidates()
         if self.writer.num_buffered_steps < self.shard_steps:
             return False
         self.flush()
         return True
 
     def flush(self):
-        """Writes the buffered steps as a shard, now samplable (also when fewer than a shard)."""
-        path, arrays = self.writer.write_shard_arrays()
+        """Writes the steps since the last shard as a shard (also when fewer than `shard_steps`)."""
+        num_envs, shard_steps = self.writer.num_envs, self.writer.num_buffered_steps
+        path, _ = self.writer.write_shard_arrays()
         if path is not None:
-            self.store.add_shard(path, arrays)
-            self._after_new_steps()
+            self.store.adopt_shard(path)
+            first = len(self._number_when_read)
+            step, env = np.divmod(np.arange(num_envs * shard_steps), num_envs)
+            self._number_when_read = np.concatenate([self._number_when_read, first + env * shard_steps + step])
+            self._forget_old_episodes()
             if self.prioritized:
                 self._save_priorities()
 
     def _save_priorities(self):
-        atomic_write_npz(os.path.join(self.replay_dir, PRIORITIES_FILE),
-                         priorities=self.tree.get(np.arange(self.store.num_steps)), max_priority=self.max_priority)
+        """The priorities of every stored step, in the order a store reading the shards numbers them."""
+        priorities = np.zeros(self.store.num_steps)
+        priorities[self._number_when_read] = self.tree.get(np.arange(self.store.num_steps))
+        atomic_write_npz(os.path.join(self.replay_dir, PRIORITIES_FILE), priorities=priorities,
+                         max_priority=self.max_priority)
 
     def _restore_priorities(self):
         """The priorities saved with the last shard, for the transitions still stored."""
@@ -143,27 +157,30 @@ class ReplayMemory:
         if len(slots):
             self.tree.set(slots, priorities[slots])
 
-    def _after_new_steps(self):
+    def _forget_old_episodes(self):
         forgotten = self.store.forget_before(self.store.num_steps - self.capacity)
-        self._candidates = None
-        if not self.prioritized:
-            return
+        if self.prioritized:
+            if len(forgotten):
+                self.tree.set(forgotten, 0.0)
+            self._prioritized_candidates = 0  # the candidates were recomputed: find the new ones anew
+            self._prioritize_new_candidates()
+
+    def _prioritize_new_candidates(self):
+        """Transitions whole for the first time get the largest priority so far."""
         self.tree.grow(self.store.num_steps)
-        if len(forgotten):
-            self.tree.set(forgotten, 0.0)
-        in_tree = np.zeros(self.store.num_steps, bool)
-        in_tree[:len(self._in_tree)] = self._in_tree
-        candidates = self.candidates()
-        new = candidates[~in_tree[candidates]]
-        if len(new):  # transitions whole for the first time
+        if len(self._in_tree) < self.store.num_steps:
+            room = max(self.store.num_steps, len(self._in_tree))
+            self._in_tree = np.concatenate([self._in_tree, np.zeros(room, bool)])
+        candidates = self.candidates()[self._prioritized_candidates:]
+        new = candidates[~self._in_tree[candidates]]
+        if len(new):
             self.tree.set(new, self.max_priority ** self.priority_exponent)
-            in_tree[new] = True
-        self._in_tree = in_tree
+            self._in_tree[new] = True
+        self._prioritized_candidates += len(candidates)
 
     def candidates(self):
-        if self._candidates is None:
-            self._candidates = self.store.transition_indices(n_step=self.n_step)
-        return self._candidates
+        """The global steps that start a whole transition, in the order they became whole."""
+        return self.store.transition_indices(n_step=self.n_step)
 
     def sample(self, rng, batch_size, importance_exponent=0.0):
         """`batch_size` transitions, uniformly or by priority, with `indices` [B] and `weights`

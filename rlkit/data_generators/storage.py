@@ -193,15 +193,18 @@ class RolloutWriter:
         return len(self._steps)
 
     def add(self, frames, actions, step):
-        """Records one batched step: `frames` [N, H, W, C] were seen, `actions` taken, `step` returned."""
+        """Records one batched step: `frames` [N, H, W, C] were seen, `actions` taken, `step`
+        returned. Returns the step as a one-step shard's arrays ([N, 1, ...], as stored)."""
         done = step.done
-        self._steps.append(dict(
+        record = dict(
             frames=np.asarray(frames), actions=np.asarray(actions),
             rewards=np.sign(step.reward).astype(np.int8), raw_rewards=step.raw_reward.astype(np.float32),
             dones=done.copy(), firsts=self._firsts.copy(), episode_ids=self._episode_ids.copy(),
-            terminated=step.terminated.copy()))
+            terminated=step.terminated.copy())
+        self._steps.append(record)
         self._firsts = done.copy()
         self._episode_ids = self._new_episode_ids(done, self._episode_ids)
+        return {name: value[:, None].astype(stored_dtype(name, value)) for name, value in record.items()}
 
     def write_shard(self):
         """Writes the buffered steps as the next shard of the epoch; returns its path (None if empty)."""
