@@ -60,10 +60,16 @@ simple_sets=$repo/docs/results/simple_sets.txt
 jobs_at_once=${JOBS:-1}
 [[ "$jobs_at_once" =~ ^[1-9][0-9]*$ ]] || { echo "JOBS=$jobs_at_once: give how many runs at a time, 1 or more" >&2; exit 2; }
 threads=$(( $(nproc) / jobs_at_once )); [ "$threads" -ge 1 ] || threads=1
-started=() logs=()
+started=() logs=() running_now=
 
-now() {  # now COMMAND...: runs COMMAND in the foreground, or with DRY_RUN prints it
-  if [ -n "${DRY_RUN:-}" ]; then echo "$*"; else "$@"; fi
+now() {  # now COMMAND...: runs COMMAND to its end, or with DRY_RUN prints it
+  if [ -n "${DRY_RUN:-}" ]; then echo "$*"; return; fi
+  # Started in the background and waited for: bash runs a trap only after a foreground command
+  # ends, so a SIGTERM to the script reached a foreground run only when it had finished.
+  "$@" &
+  running_now=$!
+  wait "$running_now"
+  running_now=
 }
 
 # From the first run on, no command substitutions ($(...), <(...)): bash 5.2 fails a Ctrl-C trap
@@ -98,6 +104,7 @@ count_running() {  # sets running: how many of the started runs are still going
 # Runs started in the background ignore Ctrl-C (bash does that without job control): pass the stop on.
 stop_runs() {
   [ ${#started[@]} -eq 0 ] || kill -TERM "${started[@]}" 2>/dev/null || true
+  [ -z "${running_now:-}" ] || kill -TERM "$running_now" 2>/dev/null || true
   wait
   echo "stopped; rerun the same command to resume the runs" >&2
   exit "$1"

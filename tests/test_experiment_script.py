@@ -195,6 +195,25 @@ def test_stopping_the_script_stops_every_run_it_started(tmp_path):
         "start", "start", "stopped", "stopped"]
 
 
+def test_a_sigterm_stops_the_run_going_one_at_a_time_at_once(tmp_path):
+    """With JOBS=1 a run went on in the foreground after the script was sent SIGTERM: bash runs a
+    trap only after a foreground command ends."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "fake.sh").write_text(FAKE_PYTHON)
+    env = dict(os.environ, ONLY="simple", ARCHIVE=str(tmp_path / "archive"), RECORD=str(tmp_path / "record"),
+               PYTHON=f"bash {tmp_path / 'fake.sh'}", FAKE_SECONDS="120")
+    # stderr to a file: the stand-in's own sleep, orphaned by its stop, would hold a pipe open.
+    with open(tmp_path / "stderr", "w") as stderr:
+        process = subprocess.Popen(["bash", SCRIPT, str(tmp_path / "runs"), "asterix"], env=env, stderr=stderr)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "record").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 143  # not after the run's 120 s
+    assert (tmp_path / "stderr").read_text().splitlines()[-1] == "stopped; rerun the same command to resume the runs"
+    assert [line.split()[0] for line in (tmp_path / "record").read_text().splitlines()] == ["start", "stopped"]
+
+
 def test_a_stop_at_any_moment_stops_every_run_it_started(tmp_path):
     # Ctrl-C lands wherever the script is: starting runs, waiting for one to end, between games.
     # bash 5.2 failed the trap ("interrupt trap: unexpected EOF while looking for matching `)'",
