@@ -63,6 +63,9 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("dreamer_rewarded_100k", "DreamerV2 + rewarded sequences @100K"),
            ("dreamer_v3_100k", "DreamerV3 @100K"),
            ("dqn_100k", "DQN (data-efficient) @100K"), ("dqn_1m", "DQN (MinAtar paper's) @1M"),
+           # The same set before the replay sampled steps as they came (commit 1dfecf4): a step was
+           # sampled once its 5,000-step shard was written, so learning began at step 5,000.
+           ("dqn_shard_replay_100k", "DQN (data-efficient), replay sampled by 5,000-step shards @100K"),
            ("ppo_100k", "PPO @100K"), ("ppo_1m", "PPO @1M"), ("random", "random"))
 # Across games: SimPLe with each game's best set (the repository's docs/results/simple_sets.txt,
 # which the experiment script runs), the baseline the others are compared with and the reference
