@@ -32,6 +32,44 @@ def test_store_holds_the_same_episodes_as_the_shards(tmp_path):
         assert (episode.starts_at_reset, episode.complete) == (expected.starts_at_reset, expected.complete)
 
 
+def test_a_store_fed_step_by_step_holds_what_one_reading_the_shards_holds(tmp_path):
+    """A replay memory adds each step as it comes (add_steps); its store must hold the episodes,
+    columns, whole transitions, frame stacks and n-step transitions of a store that reads the
+    same steps back from their shards, though it numbers them in another order."""
+    data_dir = str(tmp_path / "data")
+    fed = FrameStore(str(tmp_path / "nothing"))
+    fed.transition_indices(n_step=3)  # extended as steps come, not recomputed
+    writer = storage.RolloutWriter(data_dir, epoch=0, num_envs=NUM_ENVS)
+    for t in range(30):
+        dones = [(t, env) in ((9, 0), (20, 1), (25, 0)) for env in range(NUM_ENVS)]
+        step = fake_step(t, dones, [5.0 if t % 7 == 0 else 0.0, -2.0 if t % 5 == 0 else 0.0])
+        fed.add_steps(writer.add(frames_at(t), np.array([t % 6, (t + 1) % 6]), step), epoch=0)
+        if writer.num_buffered_steps == 8:
+            writer.write_shard()
+    writer.write_shard()
+    read = FrameStore(data_dir)
+
+    def env_and_time(store, steps):
+        return [tuple(int(v) for v in frame[0, 0, :2]) for frame in store.frames(np.asarray(steps))]
+
+    def by_step(store, n_step):  # (env, t) of each whole transition -> its n-step transition
+        steps = store.transition_indices(n_step=n_step)
+        batch = store.n_step_transitions(steps, stack=2, n_step=n_step, reward_column="raw_rewards")
+        return {key: tuple(value[i].tobytes() for value in batch.values())
+                for i, key in enumerate(env_and_time(store, steps))}
+
+    assert fed.num_steps == read.num_steps == 60
+    assert [e.episode_id for e in fed.episodes] == [e.episode_id for e in read.episodes]
+    for mine, theirs in zip(fed.episodes, read.episodes):
+        assert env_and_time(fed, mine.indices) == env_and_time(read, theirs.indices)
+        assert (mine.starts_at_reset, mine.complete) == (theirs.starts_at_reset, theirs.complete)
+        for name in ("actions", "rewards", "raw_rewards", "dones", "terminated"):
+            np.testing.assert_array_equal(fed.step_values(name, mine.indices), read.step_values(name, theirs.indices))
+    for n_step in (1, 3):
+        assert by_step(fed, n_step) == by_step(read, n_step)
+    assert len(fed.transition_indices(n_step=3)) == 60 - 2 * 3  # the ongoing episodes' last 3 wait
+
+
 def test_windows_stay_inside_episodes_and_match_the_episodes(tmp_path):
     data_dir = str(tmp_path / "data")
     write_collection(data_dir)
