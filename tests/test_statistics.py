@@ -141,6 +141,21 @@ def test_a_cell_whose_set_was_chosen_on_its_seeds_is_given_again_without_them(tm
     assert final_returns(str(archive), "seaquest", "simple_object_frames_100k", True) == pytest.approx([0.5, 0.7])
 
 
+def test_the_per_seed_table_gives_each_runs_evaluations_beside_the_same_seed_before_a_fix(tmp_path):
+    from rlkit.rl.analysis.minatar_results import seed_table
+
+    archive = tmp_path / "runs"
+    assert seed_table(str(archive), "dqn_100k", "dqn_shard_replay_100k") == ""
+    archived_run(archive, "breakout", "dqn_100k_s1", [1.0, 2.5], finished=True)
+    archived_run(archive, "breakout", "dqn_100k_s0", [0.5, 3.25], finished=True)
+    archived_run(archive, "breakout", "dqn_shard_replay_100k_s0", [0.2, 1.75], finished=True)
+    archived_run(archive, "seaquest", "dqn_100k_s0", [0.125], finished=False)  # still going
+    lines = seed_table(str(archive), "dqn_100k", "dqn_shard_replay_100k").splitlines()
+    assert lines[0] == "| game | seed | evaluations at 10K, 20K | `dqn_shard_replay_100k`, last |"
+    assert lines[2:] == ["| breakout | 0 | 0.50, **3.25** | 1.75 |", "| breakout | 1 | 1.00, **2.50** | — |",
+                         "| seaquest | 0 | **0.12** | — |"]
+
+
 def long_evaluation_summary(path, mean, spread, episodes, name="summary.json"):
     """The evaluator's summary.json of a long evaluation at temperature 1, as far as it is read
     (archived as long_eval.json)."""

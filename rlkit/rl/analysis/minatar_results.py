@@ -18,6 +18,8 @@ and `<!-- noise:end -->`.
 --pong_runs (a dir holding simple_pong_cpu_s* and random_s*) is archived into
 DOCS/results/runs/pong alike, and makes the per-epoch table between `<!-- pong:begin -->` and
 `<!-- pong:end -->` and DOCS/results/pong_cpu.png.
+DOCS/off_policy.md gets the DQN column's runs seed by seed, each beside the same seed's run
+before the replay fix, between `<!-- dqn-rerun:begin -->` and `<!-- dqn-rerun:end -->`.
 """
 
 import glob
@@ -89,6 +91,8 @@ NOISE_BEGIN, NOISE_END = "<!-- noise:begin -->", "<!-- noise:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 PONG_BEGIN, PONG_END = "<!-- pong:begin -->", "<!-- pong:end -->"
+# docs/off_policy.md's per-seed table of the DQN column's runs since the replay fix (issue 66).
+DQN_RERUN_BEGIN, DQN_RERUN_END = "<!-- dqn-rerun:begin -->", "<!-- dqn-rerun:end -->"
 PONG_RUNS = ("simple_pong_cpu", "random")
 # The evaluation cells of the Pong table: (sampling temperature, max no-ops, column title)
 PONG_CELLS = ((1.0, 0, "temperature 1"), (1.0, 8, "temperature 1, 8 no-ops"), (0.5, 8, "temperature 0.5, 8 no-ops"),
@@ -190,6 +194,26 @@ def method_row(game, label, counted, left_out, real_steps=True):
     return [game, label, f"{len(finals)}{note}", mean_interval(finals), mean_interval(greedy),
             noise(finals, errors), f"{int(np.mean(steps)):,}" if real_steps else "—",
             duration(np.mean(seconds)) if seconds else "—", code_versions(counted)]
+
+
+def seed_table(archive_dir, prefix, before_prefix):
+    """A markdown table of each archived run of `prefix`, game by game in seed order: its
+    evaluations at temperature 1 during the run (the last in bold), and the last of the same
+    game and seed's run of `before_prefix` (the same set, run before a fix). '' where none."""
+    rows, steps = [], []
+    for game in GAMES:
+        before = {seed_of(run): run for run in archived_runs(archive_dir, game, before_prefix)}
+        for run in archived_runs(archive_dir, game, prefix):
+            record = evaluations(run)
+            steps = max(steps, [step for step, _ in record], key=len)
+            values = [f"{value:.2f}" for _, value in record]
+            values[-1] = f"**{values[-1]}**"
+            earlier = evaluations(before[seed_of(run)]) if seed_of(run) in before else []
+            rows.append([game, str(seed_of(run)), ", ".join(values), f"{earlier[-1][1]:.2f}" if earlier else "—"])
+    if not rows:
+        return ""
+    at = ", ".join(f"{round(step / 1000)}K" for step in steps)
+    return markdown_table(["game", "seed", f"evaluations at {at}", f"`{before_prefix}`, last"], rows)
 
 
 def without_selection_seeds(game, prefix, runs):
@@ -429,6 +453,11 @@ def main(argv):
     if noise_table:
         replace_between(path, NOISE_BEGIN, NOISE_END, noise_table)
         print(noise_table)
+    dqn_rerun = seed_table(archive_dir, "dqn_100k", "dqn_shard_replay_100k")
+    off_policy = os.path.join(FLAGS.docs, "off_policy.md")
+    if dqn_rerun and os.path.exists(off_policy):
+        replace_between(off_policy, DQN_RERUN_BEGIN, DQN_RERUN_END, dqn_rerun)
+        print(dqn_rerun)
     pong = pong_section(os.path.join(archive_dir, "pong"), FLAGS.docs)
     if pong:
         replace_between(path, PONG_BEGIN, PONG_END, pong)
