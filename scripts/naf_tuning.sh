@@ -23,6 +23,8 @@
 #                       failing seeds' L had shrunk to its clip, P under 2e-4 everywhere, mu at no push
 #   pendulum_long       50K agent steps, not 20K (the failing seeds swing the pendulum up by 20K
 #                       but do not yet hold it), evaluated every 10K
+#   pendulum_60k        the set over 60K agent steps, not 40K, evaluated every 10K (with the replay
+#                       sampling steps as they come, 1e6a69f, reported seed 4 was still climbing at 40K)
 #
 #     bash scripts/naf_tuning.sh RUNS "pendulum_base pendulum_scaled" "100 101 102 103 104"
 #
@@ -38,7 +40,7 @@ declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pe
                  [mountaincar_base]=rlmf_naf_mountaincar [mountaincar_ou]=rlmf_naf_mountaincar
                  [mountaincar_ou_slow]=rlmf_naf_mountaincar
                  [pendulum_scaled_obs]=rlmf_naf_pendulum [mountaincar_scaled_obs]=rlmf_naf_mountaincar
-                 [pendulum_long]=rlmf_naf_pendulum
+                 [pendulum_long]=rlmf_naf_pendulum [pendulum_60k]=rlmf_naf_pendulum
                  [pendulum_penalty]=rlmf_naf_pendulum [mountaincar_penalty]=rlmf_naf_mountaincar
                  [pendulum_penalty_ou]=rlmf_naf_pendulum [pendulum_penalty_ou_wide]=rlmf_naf_pendulum
                  [pendulum_penalty_ou_40k]=rlmf_naf_pendulum
@@ -57,6 +59,7 @@ declare -A SETTINGS=(
   [pendulum_scaled_obs]="scale_observations=True"
   [mountaincar_scaled_obs]="scale_observations=True"
   [pendulum_long]="num_env_steps=50000,eval_every_steps=10000"
+  [pendulum_60k]="num_env_steps=60000,eval_every_steps=10000"
   [pendulum_penalty]="naf.mean_penalty=0.01"
   [mountaincar_penalty]="naf.mean_penalty=0.01"
   [mountaincar_small_penalty]="naf.mean_penalty=0.001"
