@@ -131,6 +131,43 @@ def test_killed_run_resumes_with_the_step_count_continuing(cli, tmp_path):
     assert events() == before and saved_env_steps(out) == 384
 
 
+def test_a_run_killed_in_an_evaluation_makes_it_up_on_resume_and_one_killed_after_it_does_not_repeat_it(
+        tmp_path, monkeypatch):
+    """The checkpoint of an evaluation point is written before its evaluation (minutes on MinAtar)
+    and again once it is recorded: a kill in between leaves no gap in the curve, a kill after it
+    no evaluation twice."""
+    from rlkit.rl.loops import evaluation
+
+    def eval_steps(out):
+        accumulator, tags = scalar_tags(os.path.join(out, "eval"))
+        (tag,) = [tag for tag in tags if tag.startswith("mean_reward/eval/sampling_temp_0.0")
+                  and tag.endswith("_unclipped")]
+        return sorted(event.step for event in accumulator.Tensors(tag))
+
+    hparams = create_hparams("rlmf_cartpole", "num_env_steps=1024,eval_every_iterations=2,"
+                             "checkpoint_every_iterations=2,eval_step_limit=50")  # 4 iterations of 8 x 32 steps
+    real_evaluate_policy = evaluation.evaluate_policy
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+    killed_in = str(tmp_path / "killed_in_evaluation")
+    monkeypatch.setattr(evaluation, "evaluate_policy", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train(hparams, killed_in, seed=0)
+    assert saved_env_steps(killed_in) == 512  # checkpointed, not evaluated
+    monkeypatch.setattr(evaluation, "evaluate_policy", real_evaluate_policy)
+    assert train(hparams, killed_in, seed=0)["env_steps"] == 1024
+    assert eval_steps(killed_in) == [512, 1024]
+
+    def kill_after(env_steps, main_return):
+        raise KeyboardInterrupt
+    killed_after = str(tmp_path / "killed_after_evaluation")
+    with pytest.raises(KeyboardInterrupt):
+        train(hparams, killed_after, seed=0, on_evaluation=kill_after)
+    assert train(hparams, killed_after, seed=0)["env_steps"] == 1024
+    assert eval_steps(killed_after) == [512, 1024]
+
+
 def test_same_seed_same_returns(tmp_path):
     hparams = create_hparams("rlmf_cartpole", "num_env_steps=1024,eval_every_iterations=2")
     first = train(hparams, str(tmp_path / "a"), seed=3)

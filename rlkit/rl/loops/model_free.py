@@ -61,10 +61,12 @@ def train(hparams, output_dir, seed, on_evaluation=None):
         logging.info("Resumed from %s at iteration %d, %d env steps", restored, int(iterations), int(env_steps))
     cli.write_operative_config(output_dir)
     policy_dir = os.path.join(output_dir, "policy")
-    # The env steps after which the last evaluation comes: on-policy runs take whole iterations.
+    # On-policy runs take whole iterations within the budget: num_env_steps is never exceeded.
+    total_iterations = (None if learner.off_policy else
+                        max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length)))
+    # The env steps after which the last evaluation comes.
     final_steps = (hparams.num_env_steps if learner.off_policy else
-                   max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length))
-                   * hparams.num_envs * learner.hparams.rollout_length)
+                   total_iterations * hparams.num_envs * learner.hparams.rollout_length)
     if int(evaluated_steps) >= final_steps and os.path.exists(os.path.join(policy_dir, "saved_model.pb")):
         # A rerun of a finished run: nothing to train, and no new (empty) event files beside its curves.
         logging.info("The run is done: %d env steps, evaluated, its policy in %s", int(env_steps), policy_dir)
@@ -75,6 +77,11 @@ def train(hparams, output_dir, seed, on_evaluation=None):
     eval_writer = tf.summary.create_file_writer(os.path.join(output_dir, "eval"))
     train_writer = tf.summary.create_file_writer(os.path.join(output_dir, "train"))
     last_eval = {}
+    checkpointed_steps = [int(env_steps)]  # the env steps of the newest checkpoint
+
+    def save_checkpoint():
+        checkpoint.save(int(env_steps) if learner.off_policy else int(iterations))
+        checkpointed_steps[0] = int(env_steps)
 
     def evaluate():
         final = int(env_steps) >= final_steps
@@ -87,10 +94,22 @@ def train(hparams, output_dir, seed, on_evaluation=None):
             learner.export(os.path.join(policy_dir, "best"))
             logging.info("Best return so far (%.2f): policy exported to %s", float(best_return),
                          os.path.join(policy_dir, "best"))
+        if checkpointed_steps[0] == int(env_steps):  # this point's checkpoint again, now with its evaluation
+            save_checkpoint()
         evaluation.report(on_evaluation, int(env_steps), results)
 
-    def save_checkpoint():
-        checkpoint.save(int(env_steps) if learner.off_policy else int(iterations))
+    def evaluation_due(steps, iteration):
+        """Whether the run evaluates after reaching `steps` env steps (off-policy) or `iteration` (on-policy)."""
+        if learner.off_policy:
+            return (steps // hparams.eval_every_steps > (steps - env.num_envs) // hparams.eval_every_steps
+                    or steps >= hparams.num_env_steps)
+        return iteration % hparams.eval_every_iterations == 0 or iteration == total_iterations
+
+    # Killed after a checkpoint but before its evaluation was written (an evaluation can take
+    # minutes, and the checkpoint is saved again once it is): the resumed run makes it up first,
+    # so its curve has no gap.
+    if restored and int(evaluated_steps) < int(env_steps) and evaluation_due(int(env_steps), int(iterations)):
+        evaluate()
 
     if learner.off_policy:
         total_steps = hparams.num_env_steps
@@ -100,18 +119,14 @@ def train(hparams, output_dir, seed, on_evaluation=None):
         logging.info("Replay memory: %d stored transitions", len(replay))
 
         def after_step(steps):
-            if steps // hparams.eval_every_steps > (steps - env.num_envs) // hparams.eval_every_steps \
-                    or steps >= total_steps:
+            if evaluation_due(steps, None):
                 evaluate()
         train_off_policy(learner, FrameStack(env, hparams.frame_stack_size), replay, env_steps, total_steps,
                          total_steps, seed, train_writer, save_checkpoint=save_checkpoint, after_step=after_step,
                          log_every_steps=hparams.log_every_steps)
     else:
-        # Whole iterations within the budget: num_env_steps is never exceeded.
-        total_iterations = max(1, hparams.num_env_steps // (hparams.num_envs * learner.hparams.rollout_length))
-
         def after_iteration(iteration, metrics):
-            if iteration % hparams.eval_every_iterations == 0 or iteration == total_iterations:
+            if evaluation_due(None, iteration):
                 evaluate()
         train_on_policy(learner, FrameStack(env, hparams.frame_stack_size), iterations, env_steps, total_iterations,
                         total_iterations, seed, train_writer, save_checkpoint=save_checkpoint,
