@@ -25,6 +25,13 @@
 #                       but do not yet hold it), evaluated every 10K
 #   pendulum_60k        the set over 60K agent steps, not 40K, evaluated every 10K (with the replay
 #                       sampling steps as they come, 1e6a69f, reported seed 4 was still climbing at 40K)
+#   pendulum_curvature_floor the set with naf.curvature_floor=0.01, MountainCar's (with the replay
+#                       fixed, tuning seed 100 and reported seed 4 fail with P under 1e-3 in most
+#                       states, as MountainCar's failing seeds did: `scripts/naf_probe.py`)
+#   pendulum_floor_lr_decay the floor with Adam's rate falling linearly to 0 over the run (with the
+#                       floor alone seed 101 held -171 to -180 at 16K-32K, then fell to -554 at 40K)
+#   pendulum_floor_slow_target the floor with the target network's rate 0.005, not 0.01
+#   pendulum_large_floor the floor 0.1, not 0.01 (the solving runs' P has a median of 0.4-1.5)
 #
 #     bash scripts/naf_tuning.sh RUNS "pendulum_base pendulum_scaled" "100 101 102 103 104"
 #
@@ -41,6 +48,8 @@ declare -A SETS=([pendulum_base]=rlmf_naf_pendulum [pendulum_scaled]=rlmf_naf_pe
                  [mountaincar_ou_slow]=rlmf_naf_mountaincar
                  [pendulum_scaled_obs]=rlmf_naf_pendulum [mountaincar_scaled_obs]=rlmf_naf_mountaincar
                  [pendulum_long]=rlmf_naf_pendulum [pendulum_60k]=rlmf_naf_pendulum
+                 [pendulum_curvature_floor]=rlmf_naf_pendulum [pendulum_floor_lr_decay]=rlmf_naf_pendulum
+                 [pendulum_floor_slow_target]=rlmf_naf_pendulum [pendulum_large_floor]=rlmf_naf_pendulum
                  [pendulum_penalty]=rlmf_naf_pendulum [mountaincar_penalty]=rlmf_naf_mountaincar
                  [pendulum_penalty_ou]=rlmf_naf_pendulum [pendulum_penalty_ou_wide]=rlmf_naf_pendulum
                  [pendulum_penalty_ou_40k]=rlmf_naf_pendulum
@@ -60,6 +69,10 @@ declare -A SETTINGS=(
   [mountaincar_scaled_obs]="scale_observations=True"
   [pendulum_long]="num_env_steps=50000,eval_every_steps=10000"
   [pendulum_60k]="num_env_steps=60000,eval_every_steps=10000"
+  [pendulum_curvature_floor]="naf.curvature_floor=0.01"
+  [pendulum_floor_lr_decay]="naf.curvature_floor=0.01,naf.learning_rate_schedule=linear"
+  [pendulum_floor_slow_target]="naf.curvature_floor=0.01,naf.target_update_rate=0.005"
+  [pendulum_large_floor]="naf.curvature_floor=0.1"
   [pendulum_penalty]="naf.mean_penalty=0.01"
   [mountaincar_penalty]="naf.mean_penalty=0.01"
   [mountaincar_small_penalty]="naf.mean_penalty=0.001"

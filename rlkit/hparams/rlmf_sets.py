@@ -242,15 +242,21 @@ def rlmf_dqn_tiny():
 @register_hparams
 def rlmf_naf_pendulum():
     """NAF on Pendulum-v1: 4 envs, 40K agent steps, noise-free evaluation every 8K; mu kept off
-    its bounds by an L2 penalty before its tanh (0.01) and Ornstein-Uhlenbeck exploration noise
-    (theta 0.15, DDPG's). Chosen on tuning seeds 100-104 (docs/off_policy.md): the set before it
-    (Gaussian noise, no penalty, 20K steps) failed 3 of 5, its mu at a bound in every state;
-    this held all five at -168 to -189."""
+    its bounds by an L2 penalty before its tanh (0.01), Ornstein-Uhlenbeck exploration noise
+    (theta 0.15, DDPG's), a curvature floor of 0.01 (P = L L^T + 0.01 I, MountainCar's) and the
+    target network's rate 0.005. Chosen on tuning seeds 100-104 (docs/off_policy.md): the set
+    before it (Gaussian noise, no penalty, 20K steps) failed 3 of 5, its mu at a bound in every
+    state; the penalty and OU noise held all five (-168 to -189) while the replay lagged, one
+    failed once it was fixed (1e6a69f), its P collapsed to about 1e-8, as MountainCar's failing
+    seeds' had; the floor mended that seed and left one falling late (-180 at 32K, -554 at 40K);
+    with the slower target it held all five at 40K (-160 to -186)."""
     hparams = env_cartpole()
     hparams.game = "Pendulum-v1"
     learner = naf_pendulum_params()
     learner.mean_penalty = 0.01
     learner.exploration_noise, learner.ou_theta = "ornstein_uhlenbeck", 0.15
+    learner.curvature_floor = 0.01
+    learner.target_update_rate = 0.005
     _off_policy(hparams, "naf", learner, num_envs=4, num_env_steps=40_000, shard_steps=200,
                 eval_every_steps=8_000)
     add_eval_hparams(hparams)
@@ -281,6 +287,7 @@ def rlmf_naf_mountaincar():
     hparams.eval_step_limit = 999
     hparams.naf.mean_penalty = 0.001  # as tuned (docs/off_policy.md); Pendulum's set has 0.01
     hparams.naf.curvature_floor = 0.01
+    hparams.naf.target_update_rate = 0.01  # as tuned; Pendulum's set has 0.005 since its replay fix
     hparams.naf.exploration_noise = "ornstein_uhlenbeck"
     hparams.naf.ou_theta = 0.05
     hparams.naf.exploration_noise_start = 1.0
