@@ -79,6 +79,24 @@ def test_iqm_optimality_gap_and_improvement_on_normalised_scores():
     assert probabilities["good"][0] == pytest.approx(1.0)
 
 
+def test_the_probability_of_improvement_counted_over_pairs_is_rliables_and_so_are_its_intervals():
+    from rliable import metrics
+
+    rng = np.random.default_rng(0)
+    for runs_x, runs_y in ((5, 5), (3, 10), (10, 2)):
+        x = rng.integers(0, 4, (runs_x, 5)) / 2.0  # few values: ties within and across methods
+        y = rng.integers(0, 4, (runs_y, 5)) / 2.0
+        assert statistics.probability_of_improvement(x, y) == pytest.approx(metrics.probability_of_improvement(x, y),
+                                                                            abs=1e-12)
+        assert statistics.probability_of_improvement(x, x) == metrics.probability_of_improvement(x, x) == 0.5
+    scores = {"a": rng.normal(0.5, 0.3, (5, 5)), "b": rng.normal(0.3, 0.3, (5, 5)), "c": rng.normal(0.3, 0.3, (5, 5))}
+    pairs = {m: (scores[m], scores["b"]) for m in ("a", "c")}
+    ours = statistics.improvement_probabilities(scores, "b", reps=300)
+    points, intervals = statistics.interval_estimates(pairs, metrics.probability_of_improvement, 0, 300)
+    for method in pairs:  # the same resamples, the same statistic: the same interval
+        np.testing.assert_allclose(ours[method], [points[method], *np.ravel(intervals[method])[:2]], atol=1e-12)
+
+
 def test_final_evaluations_of_minatar_results_play_128_episodes_and_the_others_as_many_as_before():
     minatar = create_hparams("rlmf_minatar")
     assert evaluation_episodes(minatar, final=True) == 128 and evaluation_episodes(minatar, final=False) == 32
