@@ -215,6 +215,30 @@ def test_long_evaluations_are_archived_beside_their_runs_and_kept_while_the_fina
         "sampling_temp_1.0_max_noops_0"]["mean_unclipped"] == 1.5
 
 
+def test_a_rerun_replaces_its_archived_copy_once_finished_even_with_an_evaluation_fewer(tmp_path):
+    import tensorflow as tf
+
+    from rlkit.rl.analysis.minatar_results import TAG, archive
+    from rlkit.rl.analysis.run_archive import evaluations
+    from rlkit.summaries import write_summaries
+
+    archived = tmp_path / "archive" / "seaquest"
+    archived_run(tmp_path / "archive", "seaquest", "ppo_1m_s0", [0.5, 1.0, 1.25], finished=True)  # an older commit's
+    run = tmp_path / "runs" / "seaquest" / "ppo_1m_s0"  # the rerun, killed in its second evaluation and resumed
+    writer = tf.summary.create_file_writer(str(run / "eval"))
+    write_summaries(writer, 102_400, {TAG: 0.625})
+    writer.close()
+    archive(str(tmp_path / "runs" / "seaquest"), str(archived), ["ppo_1m"])
+    assert [r for _, r in evaluations(str(archived / "ppo_1m_s0"))] == [0.5, 1.0, 1.25]  # under way: kept
+    writer = tf.summary.create_file_writer(str(run / "eval"))
+    write_summaries(writer, 307_200, {TAG: 1.5})
+    writer.close()
+    (run / "policy").mkdir()
+    (run / "policy" / "saved_model.pb").write_bytes(b"")  # what `finished` looks for: the exported policy
+    archive(str(tmp_path / "runs" / "seaquest"), str(archived), ["ppo_1m"])
+    assert [r for _, r in evaluations(str(archived / "ppo_1m_s0"))] == [0.625, 1.5]
+
+
 def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):
     from rlkit.rl.analysis.minatar_results import game_rows, noise_section
 

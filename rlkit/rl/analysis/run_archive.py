@@ -72,11 +72,14 @@ def wall_seconds(run):
 
 
 def archive_run(run, archived):
-    """Copies a live run's evaluation record into `archived` (replacing an archived copy with
-    fewer evaluations); returns whether it did."""
+    """Copies a live run's evaluation record into `archived`, replacing an archived copy unless
+    that has more evaluations and the live run has not finished (a rerun under way); returns
+    whether it did. A finished rerun replaces it even with fewer: one killed during an evaluation
+    before 93476e0 lacks that point, and a cell's runs must come from one commit."""
     points = evaluations(run)
     info_path = os.path.join(archived, "run_info.json")
-    if not points or (os.path.exists(info_path) and json.load(open(info_path))["evaluations"] > len(points)):
+    if not points or (os.path.exists(info_path) and json.load(open(info_path))["evaluations"] > len(points)
+                      and not finished(run)):
         return False
     staging = archived + ".new"
     shutil.rmtree(staging, ignore_errors=True)
