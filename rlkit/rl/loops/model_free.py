@@ -132,9 +132,10 @@ def train(hparams, output_dir, seed, on_evaluation=None):
                         total_iterations, seed, train_writer, save_checkpoint=save_checkpoint,
                         checkpoint_every=hparams.checkpoint_every_iterations, after_iteration=after_iteration,
                         workers=workers)
-    if int(evaluated_steps) < int(env_steps):  # killed between the last checkpoint and its evaluation
-        evaluate()
-    save_checkpoint()  # with the last evaluation recorded: a rerun of the finished run evaluates nothing again
+    # The last evaluation point's checkpoint was saved again with its evaluation (above): a rerun of
+    # the finished run evaluates nothing again.
+    if checkpointed_steps[0] != int(env_steps):
+        save_checkpoint()
     learner.export(policy_dir)
     env.close()
     if workers is not None:
