@@ -11,12 +11,13 @@ FLOPs are counted by TensorFlow's profiler on the compiled world-model step's gr
 import argparse
 import time
 
-import keras
 import numpy as np
+
+import rlkit  # noqa: F401  (before TensorFlow: rlkit turns on TensorFlow's oneDNN CPU kernels)
+import keras
 import tensorflow as tf
 from bench_world_model import count_flops, matmul_flops_per_second
 
-import rlkit  # noqa: F401  (before TensorFlow: rlkit's TensorFlow settings)
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.data_generators.make_env import frame_shape, make_batch_env, pixel_values
 from rlkit.hparams import create_hparams

@@ -1,0 +1,40 @@
+import ast
+import glob
+import os
+
+import pytest
+
+SCRIPTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+SCRIPTS = sorted(glob.glob(os.path.join(SCRIPTS_DIR, "*.py")))
+# What starts TensorFlow's runtime when imported: TensorFlow and Keras, and the scripts that
+# other scripts import (bench_world_model, bench_dreamer), which import them.
+STARTS_TENSORFLOW = {"tensorflow", "keras", "tensorflow_probability"} | {
+    os.path.splitext(os.path.basename(path))[0] for path in SCRIPTS}
+
+
+def top_level_imports(path):
+    """(line, top-level package) of each import a module makes as it loads, in order."""
+    tree = ast.parse(open(path).read(), path)
+    imports = []
+    for node in tree.body:
+        for statement in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]:
+            if isinstance(statement, ast.Import):
+                imports += [(statement.lineno, alias.name.split(".")[0]) for alias in statement.names]
+            elif isinstance(statement, ast.ImportFrom) and statement.module and statement.level == 0:
+                imports.append((statement.lineno, statement.module.split(".")[0]))
+    return imports
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=os.path.basename)
+def test_a_script_imports_rlkit_before_tensorflow(path):
+    """rlkit turns TensorFlow's oneDNN kernels on when it is imported first (TensorFlow leaves them
+    off on CPUs without AVX-512, such as AMD's): a benchmark or profile that imports TensorFlow
+    first times other kernels than the commands run (SimPLe's world-model step 1.6x slower on
+    the AMD machine)."""
+    imports = top_level_imports(path)
+    tensorflow_lines = [line for line, package in imports if package in STARTS_TENSORFLOW]
+    if not tensorflow_lines:
+        return
+    rlkit_lines = [line for line, package in imports if package == "rlkit"]
+    assert rlkit_lines and rlkit_lines[0] < tensorflow_lines[0], (
+        f"{os.path.basename(path)} imports TensorFlow (line {tensorflow_lines[0]}) before rlkit")
