@@ -13,7 +13,7 @@ STARTS_TENSORFLOW = {"tensorflow", "keras", "tensorflow_probability"} | {
 
 
 def top_level_imports(path):
-    """(line, top-level package) of each import a module makes as it loads, in order."""
+    """(line, top-level package) of each import a module makes as it loads."""
     tree = ast.parse(open(path).read(), path)
     imports = []
     for node in tree.body:
@@ -31,10 +31,10 @@ def test_a_script_imports_rlkit_before_tensorflow(path):
     off on CPUs without AVX-512, such as AMD's): a benchmark or profile that imports TensorFlow
     first times other kernels than the commands run (SimPLe's world-model step 1.6x slower on
     the AMD machine)."""
-    imports = top_level_imports(path)
-    tensorflow_lines = [line for line, package in imports if package in STARTS_TENSORFLOW]
-    if not tensorflow_lines:
+    imports = top_level_imports(path)  # ast.walk's order inside an if or try is not the source's: by line
+    first_tensorflow = min((line for line, package in imports if package in STARTS_TENSORFLOW), default=None)
+    if first_tensorflow is None:
         return
-    rlkit_lines = [line for line, package in imports if package == "rlkit"]
-    assert rlkit_lines and rlkit_lines[0] < tensorflow_lines[0], (
-        f"{os.path.basename(path)} imports TensorFlow (line {tensorflow_lines[0]}) before rlkit")
+    first_rlkit = min((line for line, package in imports if package == "rlkit"), default=None)
+    assert first_rlkit is not None and first_rlkit < first_tensorflow, (
+        f"{os.path.basename(path)} imports TensorFlow (line {first_tensorflow}) before rlkit")
