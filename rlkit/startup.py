@@ -15,7 +15,32 @@ import sys
 # TensorFlow leaves its oneDNN CPU kernels off on some x86 CPUs; on the 2-core machines rlkit is
 # developed on they make convolution training ~1.6x faster (scripts/bench_ppo.py). This must be set
 # before TensorFlow is imported; TF_ENABLE_ONEDNN_OPTS=0 in the environment still turns it off.
+ONEDNN_ASKED = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
+
+def onednn_enabled():
+    """Whether the TensorFlow loaded runs oneDNN's kernels (decided once, at its import); None where
+    this TensorFlow cannot say."""
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+        return bool(_pywrap_util_port.IsMklEnabled())
+    except (ImportError, AttributeError):
+        return None
+
+
+def warn_if_tensorflow_came_first():
+    """A script that imports TensorFlow before rlkit gets TensorFlow's own choice of kernels, which
+    on CPUs without AVX-512 (AMD's) leaves oneDNN off: SimPLe's world-model step then ran 1.5x
+    slower (docs/benchmarks.md), silently. One line says so, unless the user chose either way."""
+    if "tensorflow" in sys.modules and ONEDNN_ASKED is None and onednn_enabled() is False:
+        sys.stderr.write(
+            "rlkit: TensorFlow was imported before rlkit, so its oneDNN kernels are off on this CPU "
+            "(training up to 1.5x slower): import rlkit first, or export TF_ENABLE_ONEDNN_OPTS=1 "
+            "(=0 keeps them off without this line).\n")
+
+
+warn_if_tensorflow_came_first()
 
 # RLKIT_TF_LOGS=1 shows everything TensorFlow's C++ side logs.
 TF_LOGS = os.environ.get("RLKIT_TF_LOGS", "") not in ("", "0")

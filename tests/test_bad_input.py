@@ -324,6 +324,25 @@ def test_tensorflow_and_keras_load_without_pandas_matplotlib_or_scipy():
     assert result.stdout.splitlines() == ["[]", "imported when asked"], result.stderr[-3000:]
 
 
+@pytest.mark.parametrize("asked", [None, "0"])
+def test_a_script_that_imports_tensorflow_first_is_told_when_onednn_is_off(asked):
+    """rlkit turns oneDNN on only when imported before TensorFlow; where TensorFlow came first and
+    left it off (CPUs without AVX-512), one line says so, unless the user chose either way."""
+    env = {key: value for key, value in os.environ.items() if key != "TF_ENABLE_ONEDNN_OPTS"}
+    if asked is not None:
+        env["TF_ENABLE_ONEDNN_OPTS"] = asked
+    code = "import tensorflow, rlkit.startup; print(rlkit.startup.onednn_enabled())"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    told = [line for line in result.stderr.splitlines() if line.startswith("rlkit: ")]
+    off_unasked = asked is None and result.stdout.strip() == "False"
+    assert told == (["rlkit: TensorFlow was imported before rlkit, so its oneDNN kernels are off on this CPU "
+                     "(training up to 1.5x slower): import rlkit first, or export TF_ENABLE_ONEDNN_OPTS=1 "
+                     "(=0 keeps them off without this line)."] if off_unasked else []), result.stderr[-3000:]
+    if asked == "0":
+        assert result.stdout.strip() == "False"
+
+
 def test_the_collector_is_back_on_after_tensorflow_loads_and_skips_what_it_loaded():
     """TensorFlow and Keras load with the garbage collector off, and their objects are frozen
     (never scanned again): ~1.3 s of every start. The collector must be on again afterwards, also
