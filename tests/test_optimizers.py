@@ -1,11 +1,14 @@
-"""rlkit's Adam, FusedAdam (one ResourceApplyAdam kernel per variable), against Keras's own."""
+"""rlkit's optimizers against Keras's own: Adam as FusedAdam (one ResourceApplyAdam kernel per
+variable), Adafactor as LeanAdafactor (its scalars once per step, not per variable)."""
 
 import gin
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from rlkit.models.optimizers import FusedAdam, make_optimizer
+from rlkit.models.optimizers import FusedAdam, LeanAdafactor, WarmupSchedule, make_optimizer, world_model_optimizer
+from rlkit.hparams import create_hparams
 
 
 def trained(optimizer_class, steps=25, sparse=False):
@@ -60,3 +63,45 @@ def test_rlkits_adam_is_the_default_and_what_gin_binds_as_keras_adam():
         assert type(make_optimizer(1e-3, default=keras.optimizers.SGD)) is FusedAdam
     finally:
         gin.clear_config()
+
+
+def adafactor_trained(optimizer_class, learning_rate, steps=25):
+    """Weights and the optimizer after `steps` Adafactor updates of a small convolutional model
+    (kernels of rank 4 and 2, factored; biases and a layer norm's scales, not)."""
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((6, 6, 3)), keras.layers.Conv2D(4, 3, padding="same"),
+                              keras.layers.LayerNormalization(), keras.layers.Flatten(), keras.layers.Dense(5)])
+    rng = np.random.default_rng(0)
+    inputs, targets = rng.normal(size=(8, 6, 6, 3)).astype(np.float32), rng.normal(size=(8, 5)).astype(np.float32)
+    optimizer = optimizer_class(learning_rate=learning_rate, epsilon_1=1e-16, global_clipnorm=1.0)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(inputs) - targets))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+    for _ in range(steps):
+        step()
+    return [v.numpy() for v in model.trainable_variables], optimizer
+
+
+@pytest.mark.parametrize("learning_rate", [WarmupSchedule(1.5, 10, "linear_warmup_rsqrt_decay"), 0.05],
+                         ids=["a schedule above the 1/sqrt(step) cap", "constant"])
+def test_rlkits_adafactor_takes_keras_adafactors_steps_bit_for_bit(learning_rate, tmp_path):
+    ours, our_optimizer = adafactor_trained(LeanAdafactor, learning_rate)
+    theirs, their_optimizer = adafactor_trained(keras.optimizers.Adafactor, learning_rate)
+    initial, _ = adafactor_trained(keras.optimizers.Adafactor, learning_rate, steps=0)
+    for a, b, start in zip(ours, theirs, initial):
+        assert not np.array_equal(a, start)
+        np.testing.assert_array_equal(a, b)
+    for ours_r, theirs_r in zip(our_optimizer._r + our_optimizer._c, their_optimizer._r + their_optimizer._c):
+        np.testing.assert_array_equal(np.asarray(ours_r), np.asarray(theirs_r))
+    # The same slots, so a checkpoint of either restores into the other (a run of either resumes).
+    for saved, restored in [(our_optimizer, their_optimizer), (their_optimizer, our_optimizer)]:
+        path = tf.train.Checkpoint(optimizer=saved).save(str(tmp_path / type(saved).__name__))
+        tf.train.Checkpoint(optimizer=restored).restore(path).assert_consumed()
+
+
+def test_the_world_models_optimizer_is_rlkits_adafactor():
+    assert type(world_model_optimizer(create_hparams("next_frame_basic_stochastic_discrete"))) is LeanAdafactor
