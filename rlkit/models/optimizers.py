@@ -33,9 +33,10 @@ class FusedAdam(keras.optimizers.Adam):
 
 
 class LeanAdafactor(keras.optimizers.Adafactor):
-    """Keras's Adafactor, the same arithmetic in about half the ops (SimPLe's world model has 80-88
-    variables, and Keras's update made 63 graph ops for each: two thirds of the training step's
-    graph, which every run traces and TensorFlow optimises at its start). Two things are not
+    """Keras's Adafactor, the same arithmetic in a third fewer ops: Keras's update made 63 graph ops
+    for each variable, a third of the graph of a MinAtar world model's training step (88
+    variables) and two thirds of the tiny test model's, which every run traces and TensorFlow
+    optimises at its start (42 now; docs/benchmarks.md, lever 11). Two things are not
     repeated per variable: the step's scalars (the decay, the 1/sqrt(step) cap), made once per
     step; and a factored weight's full-size second-moment slot `v`, which Keras rebuilds from the
     row and column statistics `r` and `c` every step before reading it, so storing it is never
