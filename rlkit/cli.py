@@ -151,13 +151,16 @@ def save_run(output_dir, hparams, set_name, overrides, variant_name=None, comman
 
 
 @contextlib.contextmanager
-def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS object, passed in explicitly)
+def start_run(FLAGS, check=None, variant=None, finished=None):  # noqa: N803  (absl's FLAGS, passed in explicitly)
     """Gin, the run's hparams (new, or saved by the run being resumed), the game and
     `check(hparams)` checked before anything is written, then the saved run config. Yields
     (hparams, local output dir); a gs:// output dir is synced with its bucket meanwhile. The run's
     lock (rlkit.run_lock) is held throughout: a second process on the same dir is refused.
     variant: (name, function of hparams) that changes a new run's set before the overrides
-    (the lab's dev mode); run.json records its name, and only the same variant resumes the run."""
+    (the lab's dev mode); run.json records its name, and only the same variant resumes the run.
+    finished(hparams, output_dir): whether a saved run is done; a rerun of a done run skips the
+    check (which may load TensorFlow) and writes nothing, so its provenance names only the code
+    that ran it."""
     if not FLAGS.output_dir:
         raise UserError("no output dir given: pass --output_dir=DIR")
     run_lock.probe(FLAGS.output_dir)  # a second writer is refused first, before anything slow
@@ -167,13 +170,16 @@ def start_run(FLAGS, check=None, variant=None):  # noqa: N803  (absl's FLAGS obj
             stack.enter_context(run_lock.hold(FLAGS.output_dir))
         output_dir = stack.enter_context(gcs.local_output(FLAGS.output_dir))
         hparams = run_hparams(output_dir, FLAGS.hparams_set, FLAGS["hparams_set"].present, FLAGS.hparams, variant)
+        done = (finished is not None and os.path.exists(os.path.join(output_dir, HPARAMS_FILE))
+                and finished(hparams, output_dir))  # a saved run passed its checks when it started
         if not hparams.get("family"):  # a run's set (a component's, such as a world model's, has no game)
             check_game(hparams.game)
-        if check is not None:
+        if check is not None and not done:
             check(hparams)
         if not gcs.is_remote(FLAGS.output_dir):  # taken once the checks passed: a mistake writes nothing
             stack.enter_context(run_lock.hold(output_dir))
-        save_run(output_dir, hparams, FLAGS.hparams_set, FLAGS.hparams, variant[0] if variant else None)
+        if not done:
+            save_run(output_dir, hparams, FLAGS.hparams_set, FLAGS.hparams, variant[0] if variant else None)
         set_run_in_progress(FLAGS.output_dir)
         yield hparams, output_dir
 

@@ -1,6 +1,6 @@
 """What every rlkit process sets up when it imports rlkit, before TensorFlow loads: TensorFlow's
-oneDNN kernels on, its start-up noise out of the user's terminal, and TensorFlow's and Keras's
-first imports made lighter. `rlkit/__init__.py` imports this module first; nothing else does.
+oneDNN kernels on, its start-up noise out of the user's terminal, and TensorFlow's, Keras's and
+MinAtar's first imports made lighter. `rlkit/__init__.py` imports this module first; nothing else does.
 
 These have to happen at import: each setting or import finder acts only if it is in place before
 TensorFlow (or Keras) is first imported, whoever imports it.
@@ -9,6 +9,7 @@ TensorFlow (or Keras) is first imported, whoever imports it.
 import gc
 import importlib.abc
 import importlib.util
+import logging
 import os
 import sys
 
@@ -148,3 +149,29 @@ class _LeanKerasImport(_FirstImport):
 
 if "keras" not in sys.modules:
     sys.meta_path.insert(0, _LeanKerasImport())
+
+
+class _LeanMinAtarImport(_FirstImport):
+    """MinAtar imports matplotlib's pyplot and seaborn (and through them scipy and pandas) at its
+    import, for a display window rlkit never opens (rlkit.video draws MinAtar's frames): about
+    4 s of every MinAtar command's start, a finished run's rerun included, on this project's
+    2-core machines. While MinAtar loads they look absent, as MinAtar allows; the line it then
+    logs (that it cannot render) is held back: rlkit draws MinAtar's frames itself."""
+
+    NAME = "minatar"
+    HIDDEN = ("matplotlib", "seaborn")
+
+    def load(self, load, module):
+        def not_the_render_notice(record):
+            return "Will not be able to render" not in record.getMessage()
+
+        root = logging.getLogger()  # MinAtar logs it through the root logger
+        root.addFilter(not_the_render_notice)
+        try:
+            load(module)
+        finally:
+            root.removeFilter(not_the_render_notice)
+
+
+if "minatar" not in sys.modules:
+    sys.meta_path.insert(0, _LeanMinAtarImport())

@@ -343,6 +343,21 @@ def test_a_script_that_imports_tensorflow_first_is_told_when_onednn_is_off(asked
         assert result.stdout.strip() == "False"
 
 
+def test_minatar_loads_without_its_displays_plotting_libraries():
+    """MinAtar imports matplotlib's pyplot and seaborn (scipy, pandas) for a display rlkit never
+    opens: ~4 s of every MinAtar command's start. Kept out of its import, quietly; they import
+    as usual when asked for afterwards."""
+    for name in ("matplotlib", "seaborn", "minatar"):
+        pytest.importorskip(name)
+    code = ("import sys, rlkit; from rlkit.data_generators.minatar import frame_shape; "
+            "print(frame_shape('minatar/breakout')); "
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'scipy', 'seaborn') if m in sys.modules)); "
+            "import matplotlib.pyplot, seaborn; print('imported when asked')")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.splitlines() == ["(10, 10, 4)", "[]", "imported when asked"], result.stderr[-3000:]
+    assert result.stderr == "", result.stderr[-3000:]
+
+
 def test_the_collector_is_back_on_after_tensorflow_loads_and_skips_what_it_loaded():
     """TensorFlow and Keras load with the garbage collector off, and their objects are frozen
     (never scanned again): ~1.3 s of every start. The collector must be on again afterwards, also

@@ -169,6 +169,29 @@ def test_killed_loop_resumes_where_it_stopped(tiny_run, tmp_path):
     assert os.path.getmtime(os.path.join(out, "eval_metrics", "epoch_0.json")) == mtime
 
 
+def test_a_finished_runs_rerun_loads_no_tensorflow_and_records_no_code(tiny_run, tmp_path):
+    """Nothing runs, so nothing is written: not this code's provenance record (the run was made
+    by the code its records name), not command.txt; and no TensorFlow is loaded to say so."""
+    import shutil
+
+    out = str(tmp_path / "run")
+    shutil.copytree(tiny_run[0], out)
+    path = os.path.join(out, "provenance.json")
+    records = json.load(open(path))
+    records[-1]["commit"] = "0" * 40  # as if another commit had made it
+    with open(path, "w") as f:
+        json.dump(records, f)
+    written = {name: open(os.path.join(out, name)).read() for name in ("provenance.json", "command.txt")}
+    code = ("import atexit, runpy, sys; "
+            "atexit.register(lambda: print('tensorflow loaded:', 'tensorflow' in sys.modules)); "
+            f"sys.argv = ['trainer_model_based'] + sys.argv[1:]; runpy.run_module({LOOP!r}, run_name='__main__')")
+    result = subprocess.run([sys.executable, "-c", code, *TINY_AS_THE_SESSION_RUN, f"--output_dir={out}"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "The run is done" in result.stderr and result.stdout.strip() == "tensorflow loaded: False", result.stdout
+    assert {name: open(os.path.join(out, name)).read() for name in written} == written
+
+
 @pytest.mark.parametrize("args, fragments", [
     (["--loop_hparams_set=rlmb_tiyn"], ["unknown hparams set 'rlmb_tiyn'", "rlmb_tiny"]),
     ([TINY, "--loop_hparams=game=pongg"], ["pongg"]),

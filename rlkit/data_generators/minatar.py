@@ -12,7 +12,6 @@ to 10, is ever larger).
 MinAtar is GPL-3.0 and optional: `pip install -e ".[minatar]"`.
 """
 
-import logging
 import re
 
 import gymnasium as gym
@@ -57,23 +56,11 @@ def is_minatar_game(name):
     return parse_game(name) is not None
 
 
-class _WithoutRenderNotice(logging.Filter):
-    """MinAtar warns at its import that without seaborn it cannot render; rlkit draws MinAtar's
-    frames itself (rlkit.video), so the notice says nothing to its users."""
-
-    def filter(self, record):
-        return "Will not be able to render" not in record.getMessage()
-
-
 def _environment_class():
-    notice = _WithoutRenderNotice()
-    logging.getLogger().addFilter(notice)  # MinAtar warns through the root logger
     try:
-        from minatar import Environment
+        from minatar import Environment  # without its display's imports (rlkit.startup)
     except ImportError:
         raise UserError("the MinAtar games need the minatar package: pip install -e \".[minatar]\"") from None
-    finally:
-        logging.getLogger().removeFilter(notice)
     return Environment
 
 

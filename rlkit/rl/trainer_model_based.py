@@ -13,6 +13,8 @@ data/, world_model/, policy/ and eval_metrics/; rerunning the same command after
 continues where the run stopped.
 """
 
+import os
+
 from absl import flags
 
 from rlkit import cli
@@ -45,6 +47,10 @@ def check_names(hparams):
     loop_of(hparams).check_names(hparams)
 
 
+def finished(hparams, output_dir):
+    return os.path.exists(loop_of(hparams).final_evaluation(hparams, output_dir))
+
+
 def main(argv):
     del argv
     one_thread_per_op()  # before TensorFlow's runtime starts, which reads it once
@@ -53,7 +59,7 @@ def main(argv):
             raise UserError("--offline_data_dir trains a Dreamer set (dreamer_v2_minatar, dreamer_v2_atari) from "
                             "stored data; the SimPLe loop collects its own")
         FLAGS.hparams = ",".join(filter(None, [FLAGS.hparams, f"offline_data_dir={FLAGS.offline_data_dir}"]))
-    with cli.start_run(FLAGS, check=check_names) as (hparams, output_dir):
+    with cli.start_run(FLAGS, check=check_names, finished=finished) as (hparams, output_dir):
         loop_of(hparams).train(hparams, output_dir, FLAGS.seed)
 
 

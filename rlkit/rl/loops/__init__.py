@@ -33,7 +33,8 @@ def loop_for(hparams):
 
 def finished_summary(path):
     """A finished loop run's last evaluation summary (its JSON at `path`), or None. A rerun of a
-    finished run builds, trains and evaluates nothing again (nor loads TensorFlow)."""
+    finished run builds, trains and evaluates nothing again (and, through `trainer_model_based`,
+    whose `cli.start_run` skips the set's checks for a finished run, loads no TensorFlow)."""
     if not os.path.exists(path):
         return None
     logging.info("The run is done; its last evaluation is %s", path)

@@ -210,14 +210,18 @@ def compute_dtype(hparams):
     return "bfloat16" if native_bfloat16() else "float32"
 
 
+def final_evaluation(hparams, output_dir):
+    """The last evaluation's summary: there once the run is done."""
+    return os.path.join(output_dir, "eval_metrics", f"step_{hparams.num_env_steps}.json")
+
+
 def train(hparams, output_dir, seed, on_evaluation=None):
     """Runs (or resumes) the loop, offline where the set names `offline_data_dir`; returns the
     last evaluation's summary.
 
     on_evaluation(real env steps, main return) hears of every evaluation (a search reports it
     to Ray Tune)."""
-    eval_dir = os.path.join(output_dir, "eval_metrics")
-    final = os.path.join(eval_dir, f"step_{hparams.num_env_steps}.json")
+    eval_dir, final = os.path.join(output_dir, "eval_metrics"), final_evaluation(hparams, output_dir)
     if (finished := finished_summary(final)) is not None:
         return finished
     import keras

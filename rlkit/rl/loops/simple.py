@@ -268,13 +268,18 @@ def stored_epochs(eval_dir, epochs):
     return done, seconds
 
 
+def final_evaluation(hparams, output_dir):
+    """The last epoch's evaluation summary: there once the run is done."""
+    return os.path.join(output_dir, "eval_metrics", f"epoch_{hparams.epochs - 1}.json")
+
+
 def train(hparams, output_dir, seed, on_evaluation=None):
     """Runs (or resumes) the whole loop; returns the last epoch's eval summary.
 
     on_evaluation(real env steps, main return) hears of every epoch's evaluation (a search
     reports it to Ray Tune). With real_num_workers > 0, Ray actors run the real envs: every
     real collection and evaluation (rlkit.rl.loops.workers)."""
-    last = os.path.join(output_dir, "eval_metrics", f"epoch_{hparams.epochs - 1}.json")
+    last = final_evaluation(hparams, output_dir)
     if (finished := finished_summary(last)) is not None:
         return finished
     import keras
