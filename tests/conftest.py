@@ -33,6 +33,14 @@ def run_module(module, *args, timeout=300):
                           timeout=timeout)
 
 
+def run_module_saying_if_tensorflow_loaded(module, *args, timeout=300):
+    """run_module, its stdout ending with `tensorflow loaded: True` or `False` as the command left it."""
+    code = ("import atexit, runpy, sys; "
+            "atexit.register(lambda: print('tensorflow loaded:', 'tensorflow' in sys.modules)); "
+            f"sys.argv = [{module!r}] + sys.argv[1:]; runpy.run_module({module!r}, run_name='__main__')")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout)
+
+
 def assert_one_line_error(result, *fragments):
     """A user mistake: non-zero exit, one 'error:' line on stderr, no traceback."""
     assert result.returncode != 0, result.stdout + result.stderr

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from conftest import RLMB_TINY_RUN_FLAGS, assert_one_line_error, run_module
+from conftest import RLMB_TINY_RUN_FLAGS, assert_one_line_error, run_module, run_module_saying_if_tensorflow_loaded
 from rlkit.data_generators import storage
 from rlkit.hparams import create_hparams
 from rlkit.rl.loops.simple import simulated_iterations_target, steps_per_collection, train, world_model_target
@@ -182,11 +182,7 @@ def test_a_finished_runs_rerun_loads_no_tensorflow_and_records_no_code(tiny_run,
     with open(path, "w") as f:
         json.dump(records, f)
     written = {name: open(os.path.join(out, name)).read() for name in ("provenance.json", "command.txt")}
-    code = ("import atexit, runpy, sys; "
-            "atexit.register(lambda: print('tensorflow loaded:', 'tensorflow' in sys.modules)); "
-            f"sys.argv = ['trainer_model_based'] + sys.argv[1:]; runpy.run_module({LOOP!r}, run_name='__main__')")
-    result = subprocess.run([sys.executable, "-c", code, *TINY_AS_THE_SESSION_RUN, f"--output_dir={out}"],
-                            capture_output=True, text=True, timeout=300)
+    result = run_module_saying_if_tensorflow_loaded(LOOP, *TINY_AS_THE_SESSION_RUN, f"--output_dir={out}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "The run is done" in result.stderr and result.stdout.strip() == "tensorflow loaded: False", result.stdout
     assert {name: open(os.path.join(out, name)).read() for name in written} == written

@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from conftest import assert_one_line_error
+from conftest import assert_one_line_error, run_module_saying_if_tensorflow_loaded
 from rlkit import cli as cli_module
 from rlkit.errors import UserError
 from rlkit.hparams import create_hparams
@@ -123,12 +123,17 @@ def test_killed_run_resumes_with_the_step_count_continuing(cli, tmp_path):
     accumulator, _ = scalar_tags(os.path.join(out, "train"))
     assert max(event.step for event in accumulator.Tensors("losses/policy_loss")) == 384
 
-    # A rerun of the finished run trains nothing and leaves its curves as they were: no new, empty event files.
-    events = lambda: sorted(glob.glob(os.path.join(out, "*", "events.out.tfevents.*")))  # noqa: E731
-    before = events()
-    rerun = cli(TRAINER, *args, f"--output_dir={out}")
-    assert rerun.returncode == 0 and "The run is done: 384 env steps" in rerun.stderr, rerun.stderr[-3000:]
-    assert events() == before and saved_env_steps(out) == 384
+    # A rerun of the finished run trains nothing and writes nothing: no new, empty event files, no
+    # record of this code (the run was made by the code its records name), and no TensorFlow loaded.
+    assert json.load(open(os.path.join(out, "eval", "final.json")))["env_steps"] == 384
+    def run_files():
+        paths = glob.glob(os.path.join(out, "**", "*"), recursive=True)
+        return {path: open(path, "rb").read() for path in paths if os.path.isfile(path)}
+    before = run_files()
+    rerun = run_module_saying_if_tensorflow_loaded(TRAINER, *args, f"--output_dir={out}")
+    assert rerun.returncode == 0 and "The run is done" in rerun.stderr, rerun.stderr[-3000:]
+    assert rerun.stdout.strip() == "tensorflow loaded: False", rerun.stdout
+    assert run_files() == before
 
 
 def test_a_run_killed_in_an_evaluation_makes_it_up_on_resume_and_one_killed_after_it_does_not_repeat_it(
@@ -193,6 +198,7 @@ def test_bad_input_gets_one_line_and_keeps_what_exists(cli, tmp_path):
     assert cli(TRAINER, *TINY, "--hparams=game=breakout,num_env_steps=32", f"--output_dir={other}").returncode == 0
     shutil.rmtree(os.path.join(out, "checkpoints"))
     shutil.copytree(os.path.join(other, "checkpoints"), os.path.join(out, "checkpoints"))
+    os.remove(os.path.join(out, "eval", "final.json"))  # not finished, so its checkpoint is read
     before = {p: os.path.getmtime(p) for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)}
     assert_one_line_error(cli(TRAINER, *TINY, one_iteration, f"--output_dir={out}"), "cannot restore checkpoint",
                           "ppo learner")

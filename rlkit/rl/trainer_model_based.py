@@ -13,14 +13,14 @@ data/, world_model/, policy/ and eval_metrics/; rerunning the same command after
 continues where the run stopped.
 """
 
-import os
+import functools
 
 from absl import flags
 
 from rlkit import cli
 from rlkit.errors import UserError, run_command
 from rlkit.hparams import get_hparams
-from rlkit.rl.loops import dreamer, loop_for, model_free, simple
+from rlkit.rl.loops import dreamer, finished, loop_for, model_free, simple
 from rlkit.rl.loops.threads import one_thread_per_op
 
 
@@ -47,10 +47,6 @@ def check_names(hparams):
     loop_of(hparams).check_names(hparams)
 
 
-def finished(hparams, output_dir):
-    return os.path.exists(loop_of(hparams).final_evaluation(hparams, output_dir))
-
-
 def main(argv):
     del argv
     one_thread_per_op()  # before TensorFlow's runtime starts, which reads it once
@@ -59,7 +55,8 @@ def main(argv):
             raise UserError("--offline_data_dir trains a Dreamer set (dreamer_v2_minatar, dreamer_v2_atari) from "
                             "stored data; the SimPLe loop collects its own")
         FLAGS.hparams = ",".join(filter(None, [FLAGS.hparams, f"offline_data_dir={FLAGS.offline_data_dir}"]))
-    with cli.start_run(FLAGS, check=check_names, finished=finished) as (hparams, output_dir):
+    done = functools.partial(finished, among=(simple, dreamer))  # a finished run's rerun loads nothing
+    with cli.start_run(FLAGS, check=check_names, finished=done) as (hparams, output_dir):
         loop_of(hparams).train(hparams, output_dir, FLAGS.seed)
 
 

@@ -31,10 +31,17 @@ def loop_for(hparams):
     return {"model_free": model_free, "simple": simple, "dreamer": dreamer}.get(hparams.get("loop"))
 
 
+def finished(hparams, output_dir, among):
+    """Whether the saved run in `output_dir` is done, its loop's final evaluation written; False
+    where its set is not one that a loop in `among` runs (the command's checks then refuse it)."""
+    loop = loop_for(hparams)
+    return loop in among and os.path.exists(loop.final_evaluation(hparams, output_dir))
+
+
 def finished_summary(path):
     """A finished loop run's last evaluation summary (its JSON at `path`), or None. A rerun of a
-    finished run builds, trains and evaluates nothing again (and, through `trainer_model_based`,
-    whose `cli.start_run` skips the set's checks for a finished run, loads no TensorFlow)."""
+    finished run builds, trains and evaluates nothing again (and, through the trainers, whose
+    `cli.start_run` skips the set's checks for a finished run, loads no TensorFlow)."""
     if not os.path.exists(path):
         return None
     logging.info("The run is done; its last evaluation is %s", path)

@@ -3,18 +3,29 @@ evaluated, checkpointed and exported; `python -m rlkit.rl.trainer_model_free` ru
 
 OUTPUT_DIR gets hparams.json, operative_config.gin, checkpoints/ (the last few), TensorBoard
 events in train/ and eval/, the final policy as a SavedModel in policy/ and the best evaluated
-one in policy/best, and for off-policy learners (DQN) the replay memory's shards in replay/.
-Rerunning after the process was killed resumes from the last checkpoint, with the stored replay.
+one in policy/best, for off-policy learners (DQN) the replay memory's shards in replay/, and
+once the run is done eval/final.json (its last evaluation). Rerunning after the process was
+killed resumes from the last checkpoint, with the stored replay.
 """
 
+import json
 import os
 
 from absl import logging
 
 from rlkit import cli
 from rlkit.errors import UserError
+from rlkit.fileio import atomic_write_text
 from rlkit.rl.learners.learner import build_learner, check_learner
+from rlkit.rl.loops import finished_summary
 from rlkit.rl.loops.workers import check_workers
+
+
+def final_evaluation(hparams, output_dir):
+    """The finished run's summary (its last evaluation, iterations and env steps), written once its
+    policy is exported: there once the run is done."""
+    del hparams  # the same for every model-free set; the other loops' name their last epoch or step
+    return os.path.join(output_dir, "eval", "final.json")
 
 
 def train(hparams, output_dir, seed, on_evaluation=None):
@@ -26,7 +37,10 @@ def train(hparams, output_dir, seed, on_evaluation=None):
 
     On-policy learners (PPO) train on rollouts (`train_on_policy`), off-policy ones (DQN) on
     replay batches (`train_off_policy`, the replay memory in OUTPUT_DIR/replay). After each
-    evaluation the policy with the best return so far is exported to policy/best."""
+    evaluation the policy with the best return so far is exported to policy/best. A rerun of a
+    finished run returns its eval/final.json and loads nothing."""
+    if (finished := finished_summary(final_evaluation(hparams, output_dir))) is not None:
+        return finished
     # Imported here, not at the top: the command reports a mistake in its flags before
     # TensorFlow loads (about 5 s).
     import keras
@@ -133,16 +147,18 @@ def train(hparams, output_dir, seed, on_evaluation=None):
                         checkpoint_every=hparams.checkpoint_every_iterations, after_iteration=after_iteration,
                         workers=workers)
     # The last evaluation point's checkpoint was saved again with its evaluation (above): a rerun of
-    # the finished run evaluates nothing again.
+    # the finished run evaluates nothing again (and one made before eval/final.json, this way too).
     if checkpointed_steps[0] != int(env_steps):
         save_checkpoint()
     learner.export(policy_dir)
+    summary = dict(eval=last_eval, iterations=int(iterations), env_steps=int(env_steps))
+    atomic_write_text(final_evaluation(hparams, output_dir), json.dumps(summary, indent=2) + "\n")
     env.close()
     if workers is not None:
         workers.close()
     logging.info("Done: %d env steps; policy exported to %s (best: %s)", int(env_steps), policy_dir,
                  os.path.join(policy_dir, "best"))
-    return dict(eval=last_eval, iterations=int(iterations), env_steps=int(env_steps))
+    return summary
 
 
 def check_names(hparams):
