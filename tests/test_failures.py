@@ -173,6 +173,7 @@ def test_a_damaged_latest_checkpoint_falls_back_to_the_one_before(cli, tmp_path)
     checkpoints = tf.train.get_checkpoint_state(directory).all_model_checkpoint_paths
     assert len(checkpoints) >= 2
     truncate(checkpoints[-1] + ".data-00000-of-00001")
+    os.remove(os.path.join(out, "eval", "final.json"))  # as if not ended: a rerun reads its checkpoints
     resumed = cli(MODEL_FREE, *args)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     warnings = [line for line in resumed.stderr.splitlines() if "is damaged" in line]
@@ -181,6 +182,7 @@ def test_a_damaged_latest_checkpoint_falls_back_to_the_one_before(cli, tmp_path)
 
     for path in tf.train.get_checkpoint_state(directory).all_model_checkpoint_paths:
         truncate(path + ".index")
+    os.remove(os.path.join(out, "eval", "final.json"))
     broken = cli(MODEL_FREE, *args)
     assert_one_line_error(broken, f"no whole checkpoint in {directory}", "move")
 
