@@ -14,9 +14,9 @@ rlkit outside a git checkout records `commit: null` and its version. `native_bfl
 whether the CPU computes bfloat16 natively, which decides what a set's `compute_dtype=auto`
 ran in (a CPU's model name need not tell). A rerun under the same code
 adds nothing; a rerun under other code (a resume after a pull) adds its record and says so in one
-warning line, so a run made by two commits shows both. A finished world-model loop run's rerun
-runs nothing and adds nothing (`cli.start_run`'s `finished`); a finished model-free run learns
-that it is done only from its checkpoint, so its rerun under other code still adds a record.
+warning line, so a run made by two commits shows both. A finished run's rerun runs nothing and
+adds nothing (`cli.start_run`'s `finished`: each loop's final evaluation, eval/final.json for a
+model-free run); a model-free run finished before eval/final.json existed still adds one.
 
 The versions are read from the installed packages' metadata, without importing them: a command
 refused at its start must not pay for TensorFlow's import.
