@@ -1,6 +1,7 @@
 """DreamerV3's new math (issue 67) on hand values: symlog and symexp, the two-hot encoding over
-symlog bins and its read-out, the percentile return scale with its EMA, and free bits per step;
-and a seeded learning check of the whole agent on synthetic windows."""
+symlog bins and its read-out, the percentile return scale with its EMA, free bits per step and
+the imagined continuation as the continue head's mode; and a seeded learning check of the whole
+agent on synthetic windows."""
 
 import gymnasium as gym
 import numpy as np
@@ -10,7 +11,7 @@ import tensorflow as tf
 from rlkit.hparams import create_hparams
 from rlkit.models.rssm import categorical_kl, kl_balanced
 from rlkit.models.twohot import bins, nearest_value_probabilities, symexp, symlog, twohot, twohot_loss, twohot_mean
-from rlkit.rl.learners.dreamer import DreamerAgent, quantile, return_scale
+from rlkit.rl.learners.dreamer import DreamerAgent, imagined_discounts, quantile, return_scale, trajectory_weights
 
 
 def test_symlog_and_symexp_invert_each_other_and_squash_large_values():
@@ -80,6 +81,19 @@ def test_quantiles_are_numpys_and_the_return_scale_is_an_ema_floored_at_one():
                                           rel=1e-5)
     scale, _, _ = return_scale(tf.constant(values) * 1e-3, 0.0, 0.1, rate=0.01)
     assert scale.numpy() == 1.0
+
+
+def test_an_imagined_step_continues_by_the_heads_mode_in_v3_and_by_its_probability_in_v2():
+    logits = tf.constant([[2.0, -0.5], [0.1, 3.0], [-4.0, 0.0]])  # [H 3, B 2]
+    gamma = 0.99
+    mode = imagined_discounts(logits, gamma, "mode").numpy()
+    np.testing.assert_allclose(mode, gamma * np.array([[1, 0], [1, 1], [0, 0]]), rtol=1e-6)  # p = 0.5: not more likely
+    np.testing.assert_allclose(imagined_discounts(logits, gamma, "mean").numpy(),
+                               gamma / (1 + np.exp(-logits.numpy())), rtol=1e-6)
+    # DreamerV3's weights, cumprod(discount x cont) / discount with the start's cont 1: an
+    # imagined episode counts fully, discounted, until the head says it ends, then not at all.
+    np.testing.assert_allclose(trajectory_weights(tf.constant(mode)).numpy(),
+                               [[1, 1], [gamma, 0], [gamma ** 2, 0]], rtol=1e-6)
 
 
 def test_free_bits_per_step_floor_each_steps_kl_not_the_mean():

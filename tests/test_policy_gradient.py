@@ -151,7 +151,8 @@ def test_dev_version_shrinks_any_set_without_touching_the_learning_values():
     assert dreamer.num_env_steps == 400 and dreamer.world_model.batch_size <= v3.world_model.batch_size
     for name in ("reward_head", "unimix", "free_nats", "free_nats_per_step", "learning_rate"):
         assert dreamer.world_model.get(name) == v3.world_model.get(name), name
-    for name in ("critic_head", "return_normalization", "entropy_coef", "actor_learning_rate", "slow_critic_rate"):
+    for name in ("critic_head", "return_normalization", "entropy_coef", "actor_learning_rate", "slow_critic_rate",
+                 "returns_critic", "imagined_continue"):
         assert dreamer.actor_critic.get(name) == v3.actor_critic.get(name), name
     assert dreamer.actor_critic.critic_head == "twohot"
 

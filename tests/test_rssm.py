@@ -226,9 +226,10 @@ def test_the_dreamer_agent_updates_its_world_model_actor_and_critic_and_copies_t
 
 def test_dreamer_v3s_agent_trains_two_hot_heads_normalises_returns_and_moves_its_slow_critic_by_ema():
     """with_dreamer_v3's options on the same agent: the reward and critic heads are two-hot
-    categoricals that start at 0, returns near 0 are not scaled up, and the slow critic
-    moves 2% of the way to the critic at every update (not a copy every period)."""
-    from rlkit.models.twohot import NUM_BINS
+    categoricals that start at 0, returns near 0 are not scaled up, the slow critic moves 2% of
+    the way to the critic at every update (not a copy every period), and the returns bootstrap
+    from the critic being trained, not the slow one."""
+    from rlkit.models.twohot import NUM_BINS, bins, symexp
     from rlkit.rl.learners.dreamer import DreamerAgent
 
     hparams = create_hparams("dreamer_v3_tiny")
@@ -253,14 +254,23 @@ def test_dreamer_v3s_agent_trains_two_hot_heads_normalises_returns_and_moves_its
     for before, slow, online in zip(slow_before, agent.target_critic.variables, agent.critic.variables):
         np.testing.assert_allclose(slow.numpy(), 0.98 * before + 0.02 * online.numpy(), rtol=1e-5, atol=1e-6)
     assert {"return_low", "return_high"} <= set(agent.checkpointables())
+    # Imagination's values (the returns' bootstrap and the advantages' baseline) are the critic's
+    # own, as DreamerV3 computes them, not its slow copy's: made to differ here, the critic's
+    # output all but certain of one bin (about 36) and the slow critic's still near 0.
+    agent.critic.layers[-1].bias.assign(20.0 * tf.one_hot(150, NUM_BINS))
+    start = (tf.zeros([8, hparams.world_model.deter_size]), tf.one_hot(tf.zeros([8, hparams.world_model.stoch_groups],
+                                                                                 tf.int32), hparams.world_model.stoch_classes))
+    imagined, _, _, values, _, _ = agent.imagined_returns(start)
+    flat = tf.reshape(imagined, [-1, imagined.shape[-1]])
+    np.testing.assert_allclose(values.numpy().ravel(), agent.values(agent.critic, flat).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values.numpy(), symexp(bins()[150]).numpy(), rtol=0.01)
+    assert np.all(np.abs(agent.values(agent.target_critic, flat).numpy()) < 0.01)
     # The actor's probabilities have 1% of uniform mixed in: an actor made certain of action 0
     # still gives each action unimix / actions, in imagination and in the acting policy.
     assert hparams.actor_critic.actor_unimix == 0.01
     output_layer = agent.actor.layers[-1]
     output_layer.bias.assign([1e4, 0.0, 0.0])
     output_layer.kernel.assign(tf.zeros_like(output_layer.kernel))
-    start = (tf.zeros([8, hparams.world_model.deter_size]), tf.one_hot(tf.zeros([8, hparams.world_model.stoch_groups],
-                                                                                 tf.int32), hparams.world_model.stoch_classes))
     _, log_probs, entropies = agent.imagine(start)
     assert np.all(np.isfinite(log_probs.numpy())) and np.min(log_probs.numpy()) >= np.log(0.01 / 3) - 1e-4
     floor = -(0.99 + 0.01 / 3) * np.log(0.99 + 0.01 / 3) - 2 * (0.01 / 3) * np.log(0.01 / 3)
@@ -272,6 +282,7 @@ def test_dreamer_v3s_agent_trains_two_hot_heads_normalises_returns_and_moves_its
     v2 = create_hparams("dreamer_v2_tiny")
     v2_agent = DreamerAgent(v2.actor_critic, v2.world_model, (10, 10, 4), gym.spaces.Discrete(3), 2, seed=0)
     assert "return_low" not in v2_agent.checkpointables()
+    assert v2_agent.returns_critic is v2_agent.target_critic  # DreamerV2's returns: the slow critic's
 
 
 def observed_step_by_step(model, frames, actions, firsts, seed):

@@ -59,7 +59,7 @@ register_family("dreamer_actor_critic", dict(
     horizon=positive, return_lambda=discount, imagine_starts=non_negative,  # 0: every posterior state of the batch
     target_update_period=positive, critic_head=one_of("mse", "twohot"), slow_critic_rate=probability,
     slow_critic_regularizer=non_negative, return_normalization=one_of("none", "percentile"),
-    actor_unimix=probability,
+    actor_unimix=probability, returns_critic=one_of("slow", "online"), imagined_continue=one_of("mean", "mode"),
 ), dev=lambda actor_critic, _: shrink(actor_critic, "horizon", 5))
 register_family("dreamer", dict(  # the loop's own values, beside the run's (rlkit.hparams.env_sets)
     num_env_steps=positive, prefill_steps=non_negative, train_ratio=positive, rewarded_sequence_share=probability,
@@ -210,12 +210,17 @@ def dreamer_actor_critic_atari():
         # or "twohot"; the slow critic an EMA at this rate each update (0: a copy every
         # target_update_period) and the critic pulled toward it with this weight; advantages
         # divided by the returns' percentile range ("percentile") or not ("none"); the actor's
-        # action probabilities mixed with this share of uniform (discrete actions).
+        # action probabilities mixed with this share of uniform (discrete actions); the critic the
+        # returns bootstrap from and the advantages subtract, the slow one ("slow") or the one
+        # being trained ("online"); an imagined step's continuation, the continue head's
+        # probability ("mean") or its mode, 0 or 1 ("mode").
         critic_head="mse",
         slow_critic_rate=0.0,
         slow_critic_regularizer=0.0,
         return_normalization="none",
         actor_unimix=0.0,
+        returns_critic="slow",
+        imagined_continue="mean",
         # Posterior states of a batch that imagination starts from, drawn uniformly: 0 for all of
         # them (DreamerV2); rlkit's CPU variants take fewer, since imagination costs the most.
         imagine_starts=0,
@@ -433,8 +438,10 @@ def with_dreamer_v3(hparams):
     actor-critic: rewards and values as two-hot categoricals over symlog bins; the KL as dyn 0.5
     and rep 0.1 (kl_scale 0.6 at balance 5/6) with free bits of 1 nat per step; 1% uniform mixed
     into the latents and into the actor's action probabilities; rewards unclipped; the slow
-    critic an EMA (0.02 an update) that regularises the critic (1.0); advantages divided by
-    max(1, the returns' 5-95 percentile range); entropy 3e-4; discount 1 - 1/333 (its
+    critic an EMA (0.02 an update) that regularises the critic (1.0), while the returns bootstrap
+    from the critic being trained and the advantages subtract its values; an imagined step
+    continues or ends as the continue head's mode says (0 or 1, not its probability); advantages
+    divided by max(1, the returns' 5-95 percentile range); entropy 3e-4; discount 1 - 1/333 (its
     `horizon: 333`). Sizes, train ratio and learning rates stay the set's."""
     world_model, actor_critic = hparams.world_model, hparams.actor_critic
     hparams.reward_transform = "raw"  # the game's rewards, unclipped (symlog bins take any scale)
@@ -445,6 +452,7 @@ def with_dreamer_v3(hparams):
     actor_critic.critic_head = "twohot"
     actor_critic.slow_critic_rate, actor_critic.slow_critic_regularizer = 0.02, 1.0
     actor_critic.return_normalization = "percentile"
+    actor_critic.returns_critic, actor_critic.imagined_continue = "online", "mode"
     actor_critic.entropy_coef = 3e-4
     actor_critic.gamma = 1 - 1 / 333
     return hparams

@@ -161,7 +161,8 @@ PUBLISHED = {
              **_nested("actor_critic", dict(
                  actor_critic_units=1024, actor_critic_layers=3, horizon=15, return_lambda=0.95, gamma=1 - 1 / 333,
                  entropy_coef=3e-4, critic_head="twohot", slow_critic_rate=0.02, slow_critic_regularizer=1.0,
-                 return_normalization="percentile", actor_unimix=0.01)),
+                 return_normalization="percentile", actor_unimix=0.01, returns_critic="online",
+                 imagined_continue="mode")),
              # batch_length 64 in rlkit's terms: 4 context and 60 target steps
              **{"world_model.num_context_frames": 4, "world_model.num_target_frames": 60}),
         {"world_model.kl_scale": (1.1, 0.6, "the first release's dyn 0.5 and rep 0.1 (the newest: dyn 1.0), "

@@ -77,7 +77,9 @@ KEYS_ADDED_LATER = [
     ("actor_critic_units", "slow_critic_rate", 0.0),
     ("actor_critic_units", "slow_critic_regularizer", 0.0),
     ("actor_critic_units", "return_normalization", "none"),
-    ("actor_critic_units", "actor_unimix", 0.0),                         # RSSM world models
+    ("actor_critic_units", "actor_unimix", 0.0),
+    ("actor_critic_units", "returns_critic", "slow"),
+    ("actor_critic_units", "imagined_continue", "mean"),                         # RSSM world models
     ("stoch_classes", "rewarded_window_share", 0.0),
     ("stoch_classes", "ending_window_share", 0.0),
     ("train_ratio", "rewarded_sequence_share", 0.0),          # Dreamer loops

@@ -22,8 +22,11 @@ as a two-hot categorical over symlog bins (`critic_head`), trained by cross-entr
 lambda-returns plus `slow_critic_regularizer` x cross-entropy on the slow critic's values; the
 slow critic an EMA of the critic (`slow_critic_rate` each update) rather than a copy every
 `target_update_period`; advantages divided by max(1, S), S the EMA of the returns' 5-95
-percentile range (`return_normalization`: "percentile"); and the actor's action probabilities
-mixed with `actor_unimix` of uniform, in imagination and in the policy alike.
+percentile range (`return_normalization`: "percentile"); the actor's action probabilities
+mixed with `actor_unimix` of uniform, in imagination and in the policy alike; the returns
+bootstrapped from, and the advantages taken against, the critic being trained rather than the
+slow one (`returns_critic`: "online"; the slow critic then only regularises); and an imagined
+step's continuation the continue head's mode, 0 or 1, not its probability (`imagined_continue`).
 """
 
 import math
@@ -48,6 +51,15 @@ def lambda_returns(rewards, values, discounts, lam):
         next_return = rewards[t] + discounts[t] * ((1.0 - lam) * values[t + 1] + lam * next_return)
         returns.append(next_return)
     return tf.stack(returns[::-1], 0)
+
+
+def imagined_discounts(continue_logits, gamma, continuation):
+    """gamma x each imagined step's continuation, from the continue head's logits: its
+    probability ("mean", DreamerV2) or its mode ("mode", DreamerV3: 1 where continuing is more
+    likely than not, else 0, so an imagined episode either goes on undiscounted by doubt or ends)."""
+    if continuation == "mode":
+        return gamma * tf.cast(continue_logits > 0.0, tf.float32)
+    return gamma * tf.sigmoid(continue_logits)
 
 
 def imagination_starts(num_states, count, seed):
@@ -189,6 +201,9 @@ class DreamerAgent:
         self.critic = head(critic_outputs, "critic", zero_output=self.twohot_critic)
         self.target_critic = head(critic_outputs, "target")
         self.target_critic.set_weights(self.critic.get_weights())
+        # The critic whose values the returns bootstrap from and the advantages subtract:
+        # DreamerV2's slow copy, or DreamerV3's critic being trained (its slow critic only regularises).
+        self.returns_critic = self.critic if hparams.returns_critic == "online" else self.target_critic
         self.model_optimizer = self.world_model.make_optimizer()
         self.actor_optimizer = make_optimizer(hparams.actor_learning_rate, epsilon=1e-5,
                                               global_clipnorm=hparams.clip_grad_norm)
@@ -246,27 +261,33 @@ class DreamerAgent:
 
     def imagined_returns(self, start):
         """Imagines from `start` and scores it: features [H + 1, B, F], the actor's log-probs and
-        entropies [H, B], the slow critic's values [H + 1, B], the lambda-returns [H, B] and the
-        trajectory weights [H, B] (the world model's heads give rewards and continuation)."""
+        entropies [H, B], the values [H + 1, B] of `returns_critic`, the lambda-returns [H, B] and
+        the trajectory weights [H, B] (the world model's heads give rewards and continuation)."""
         hp = self.hparams
         features, log_probs, entropies = self.imagine(start)
         rewards, continue_logits = self.world_model.heads(tf.reshape(features[1:], [-1, features.shape[-1]]))
         rewards = tf.reshape(rewards, tf.shape(log_probs))
-        discounts = hp.gamma * tf.reshape(tf.sigmoid(continue_logits), tf.shape(log_probs))
-        values = self.values(self.target_critic, tf.reshape(features, [-1, features.shape[-1]]))
+        discounts = imagined_discounts(tf.reshape(continue_logits, tf.shape(log_probs)), hp.gamma,
+                                       hp.imagined_continue)
+        values = self.values(self.returns_critic, tf.reshape(features, [-1, features.shape[-1]]))
         values = tf.reshape(values, tf.shape(features)[:2])
         returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
         return features, log_probs, entropies, values, returns, trajectory_weights(discounts)
 
-    def critic_objective(self, features, returns, weights, slow_values):
+    def critic_objective(self, features, returns, weights, values):
         """The critic's loss on imagined features [H + 1, B, F] against the lambda-returns [H, B],
-        regularised toward the slow critic's values [H + 1, B]; returns (loss, metrics)."""
+        regularised toward the slow critic's values (`values` [H + 1, B] where the returns came
+        from the slow critic); returns (loss, metrics)."""
         hp = self.hparams
-        outputs = self.critic(tf.reshape(features[:-1], [-1, features.shape[-1]]))
+        flat = tf.reshape(features[:-1], [-1, features.shape[-1]])
+        slow_values = values[:-1]
+        if hp.slow_critic_regularizer and self.returns_critic is not self.target_critic:
+            slow_values = tf.reshape(self.values(self.target_critic, flat), tf.shape(returns))
+        outputs = self.critic(flat)
         if self.twohot_critic:
             logits = tf.reshape(outputs, tf.concat([tf.shape(returns), [NUM_BINS]], 0))
-            return twohot_critic_loss(logits, returns, weights, slow_values[:-1], hp.slow_critic_regularizer)
-        return critic_loss(tf.reshape(outputs, tf.shape(returns)), returns, weights, slow_values[:-1],
+            return twohot_critic_loss(logits, returns, weights, slow_values, hp.slow_critic_regularizer)
+        return critic_loss(tf.reshape(outputs, tf.shape(returns)), returns, weights, slow_values,
                            hp.slow_critic_regularizer)
 
     @tf.function(reduce_retracing=True, autograph=False)
