@@ -436,18 +436,20 @@ def with_dreamer_v3(hparams):
     """DreamerV3's changes on a Dreamer set (Hafner et al. 2023, ../shared/reference/dreamerv3.md;
     its first release's values where releases differ), each an option of the same loop, RSSM and
     actor-critic: rewards and values as two-hot categoricals over symlog bins; the KL as dyn 0.5
-    and rep 0.1 (kl_scale 0.6 at balance 5/6) with free bits of 1 nat per step; 1% uniform mixed
+    and rep 0.1 (kl_scale 0.6 at balance 5/6) with free bits of 1 nat per step; the continue
+    head's loss at scale 1 (its `cont: 1.0`; DreamerV2's Atari 5); 1% uniform mixed
     into the latents and into the actor's action probabilities; rewards unclipped; the slow
     critic an EMA (0.02 an update) that regularises the critic (1.0), while the returns bootstrap
     from the critic being trained and the advantages subtract its values; an imagined step
     continues or ends as the continue head's mode says (0 or 1, not its probability); advantages
     divided by max(1, the returns' 5-95 percentile range); entropy 3e-4; discount 1 - 1/333 (its
-    `horizon: 333`). Sizes, train ratio and learning rates stay the set's."""
+    `horizon: 333`). Sizes, train ratio and the optimizers' rates, clips and epsilons stay the set's."""
     world_model, actor_critic = hparams.world_model, hparams.actor_critic
     hparams.reward_transform = "raw"  # the game's rewards, unclipped (symlog bins take any scale)
     world_model.reward_head = "twohot"
     world_model.kl_scale, world_model.kl_balance = 0.6, 5 / 6
     world_model.free_nats, world_model.free_nats_per_step = 1.0, True
+    world_model.continue_scale = 1.0
     world_model.unimix = actor_critic.actor_unimix = 0.01
     actor_critic.critic_head = "twohot"
     actor_critic.slow_critic_rate, actor_critic.slow_critic_regularizer = 0.02, 1.0

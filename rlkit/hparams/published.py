@@ -157,7 +157,7 @@ PUBLISHED = {
              **_nested("world_model", dict(
                  batch_size=16, deter_size=8192, hidden_size=1024, stoch_groups=32, stoch_classes=64,
                  encoder_depth=64, head_units=1024, head_layers=1, unimix=0.01, free_nats=1.0,
-                 free_nats_per_step=True, reward_head="twohot")),
+                 free_nats_per_step=True, reward_head="twohot", continue_scale=1.0)),
              **_nested("actor_critic", dict(
                  actor_critic_units=1024, actor_critic_layers=3, horizon=15, return_lambda=0.95, gamma=1 - 1 / 333,
                  entropy_coef=3e-4, critic_head="twohot", slow_critic_rate=0.02, slow_critic_regularizer=1.0,
