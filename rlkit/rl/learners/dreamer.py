@@ -274,15 +274,14 @@ class DreamerAgent:
         returns = lambda_returns(rewards, values, discounts, hp.return_lambda)
         return features, log_probs, entropies, values, returns, trajectory_weights(discounts)
 
-    def critic_objective(self, features, returns, weights, values):
+    def critic_objective(self, features, returns, weights):
         """The critic's loss on imagined features [H + 1, B, F] against the lambda-returns [H, B],
-        regularised toward the slow critic's values (`values` [H + 1, B] where the returns came
-        from the slow critic); returns (loss, metrics)."""
+        regularised toward the slow critic's values where `slow_critic_regularizer` asks; returns
+        (loss, metrics)."""
         hp = self.hparams
         flat = tf.reshape(features[:-1], [-1, features.shape[-1]])
-        slow_values = values[:-1]
-        if hp.slow_critic_regularizer and self.returns_critic is not self.target_critic:
-            slow_values = tf.reshape(self.values(self.target_critic, flat), tf.shape(returns))
+        slow_values = (tf.reshape(self.values(self.target_critic, flat), tf.shape(returns))
+                       if hp.slow_critic_regularizer else None)
         outputs = self.critic(flat)
         if self.twohot_critic:
             logits = tf.reshape(outputs, tf.concat([tf.shape(returns), [NUM_BINS]], 0))
@@ -325,7 +324,7 @@ class DreamerAgent:
         self.actor_optimizer.apply_gradients(zip(actor_tape.gradient(actor, self.actor.trainable_variables),
                                                  self.actor.trainable_variables))
         with tf.GradientTape() as critic_tape:
-            critic, critic_metrics = self.critic_objective(tf.stop_gradient(features), returns, weights, values)
+            critic, critic_metrics = self.critic_objective(tf.stop_gradient(features), returns, weights)
         self.critic_optimizer.apply_gradients(zip(critic_tape.gradient(critic, self.critic.trainable_variables),
                                                   self.critic.trainable_variables))
         self.model_optimizer.apply_gradients(zip(model_gradients, model_variables))
