@@ -167,6 +167,17 @@ def test_lab_train_enjoy_and_dev_through_the_command_line(cli, tmp_path):
     assert summary["solved_return"] == 475.0 and summary["steps_to_solved"] is None
     for name in ["return.png", "train_loss.png", "train_entropy.png", "train_value_loss.png"]:
         assert name in summary["graphs"] and (run / "graphs" / name).read_bytes()[:4] == b"\x89PNG"
+    # A rerun of the finished run, as if by other code, draws its graphs again (reading its event
+    # files loads TensorFlow) and nothing else: no record of this code's provenance or of the
+    # command, the run having been made by the code they name.
+    records = json.loads((run / "provenance.json").read_text())
+    records[-1]["commit"] = "0" * 40
+    (run / "provenance.json").write_text(json.dumps(records))
+    written = {name: (run / name).read_text() for name in ("provenance.json", "command.txt")}
+    result = cli(LAB, "--hparams_set=rlmf_reinforce_tiny", "--mode=train", f"--output_dir={run}")
+    assert result.returncode == 0 and "The run is done" in result.stderr, result.stderr[-3000:]
+    assert {name: (run / name).read_text() for name in written} == written
+    assert json.loads((run / "graphs" / "summary.json").read_text()) == summary
 
     videos = tmp_path / "videos"
     result = cli(LAB, "--mode=enjoy", f"--output_dir={run}", f"--video_dir={videos}", "--episodes=2")

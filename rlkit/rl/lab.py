@@ -25,6 +25,8 @@ search and benchmark start Ray on this machine, or join the cluster at --ray_add
 either resumes it. They need `pip install -e ".[ray]"`.
 """
 
+import functools
+
 import numpy as np
 from absl import flags, logging
 
@@ -35,6 +37,7 @@ from rlkit.errors import UserError, run_command
 from rlkit.rl.experiments.enjoy import Recorder, Window, choose_policy, enjoy
 from rlkit.hparams import dev_version
 from rlkit.rl.experiments.runs import check_set, gin_spec, train
+from rlkit.rl.loops import dreamer, finished, model_free, simple
 
 # The trainers and the policy export import TensorFlow (about 5 s): the modes import them when
 # they start, so a mistake in the flags is reported in well under a second.
@@ -122,7 +125,8 @@ def main(argv):
         enjoy_run(FLAGS)
         return
     variant = ("dev", dev_version) if FLAGS.mode == "dev" else None
-    with cli.start_run(FLAGS, check=check_set, variant=variant) as (hparams, output_dir):
+    done = functools.partial(finished, among=(model_free, simple, dreamer))  # a finished run's rerun: its graphs only
+    with cli.start_run(FLAGS, check=check_set, variant=variant, finished=done) as (hparams, output_dir):
         train(hparams, output_dir, FLAGS.seed)
 
 
