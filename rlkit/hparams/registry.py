@@ -79,8 +79,8 @@ KEYS_ADDED_LATER = [
     ("actor_critic_units", "return_normalization", "none"),
     ("actor_critic_units", "actor_unimix", 0.0),
     ("actor_critic_units", "returns_critic", "slow"),
-    ("actor_critic_units", "imagined_continue", "mean"),                         # RSSM world models
-    ("stoch_classes", "rewarded_window_share", 0.0),
+    ("actor_critic_units", "imagined_continue", "mean"),
+    ("stoch_classes", "rewarded_window_share", 0.0),          # RSSM world models
     ("stoch_classes", "ending_window_share", 0.0),
     ("train_ratio", "rewarded_sequence_share", 0.0),          # Dreamer loops
     ("train_ratio", "reward_transform", "env"),
