@@ -12,11 +12,12 @@ RUN/provenance.json is a list of records, the first the one the run started unde
 that runs (rlkit/ and setup.py) had uncommitted changes, with `changed` naming them; an installed
 rlkit outside a git checkout records `commit: null` and its version. `native_bfloat16` says
 whether the CPU computes bfloat16 natively, which decides what a set's `compute_dtype=auto`
-ran in (a CPU's model name need not tell). A rerun under the same code
-adds nothing; a rerun under other code (a resume after a pull) adds its record and says so in one
-warning line, so a run made by two commits shows both. A finished run's rerun runs nothing and
-adds nothing (`cli.start_run`'s `finished`: each loop's final evaluation, eval/final.json for a
-model-free run); a model-free run finished before eval/final.json existed still adds one.
+ran in (a CPU's model name need not tell). A rerun under the same code on the same kind of CPU
+adds nothing; a rerun under other code (a resume after a pull) or on another CPU adds its record
+and says so in one warning line, so a run made by two commits or on two machines shows both. A
+finished run's rerun runs nothing and adds nothing (`cli.start_run`'s `finished`: each loop's
+final evaluation, eval/final.json for a model-free run); a model-free run finished before
+eval/final.json existed still adds one.
 
 The versions are read from the installed packages' metadata, without importing them: a command
 refused at its start must not pay for TensorFlow's import.
@@ -36,7 +37,8 @@ from rlkit.fileio import atomic_write_text
 
 PROVENANCE_FILE = "provenance.json"
 # What a run's numbers depend on; `since` (when the record was made) is not compared.
-CODE_KEYS = ("commit", "dirty", "changed", "rlkit_version", "python", "tensorflow", "keras", "numpy", "cpu")
+CODE_KEYS = ("commit", "dirty", "changed", "rlkit_version", "python", "tensorflow", "keras", "numpy", "cpu",
+             "native_bfloat16")
 # The paths whose uncommitted changes make a run's code differ from its commit.
 CODE_PATHS = ("rlkit", "setup.py")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -125,6 +127,13 @@ def same_code(a, b):
     return all(a.get(k) == b.get(k) for k in CODE_KEYS)
 
 
+def machine(record):
+    """The CPU a record ran on, for one line: its model name, and whether it computes bfloat16
+    natively (two machines may share a model name, virtualised CPUs often say only "AMD EPYC",
+    and differ in that, which changes what `compute_dtype=auto` runs in)."""
+    return (record.get("cpu") or "an unrecorded CPU") + (" with bfloat16" if record.get("native_bfloat16") else "")
+
+
 def record_run(run_dir, record=None):
     """Adds this process's record to RUN/provenance.json unless the run's last record has the
     same code; a run resumed under other code gets one warning line. Returns the records."""
@@ -133,8 +142,11 @@ def record_run(run_dir, record=None):
     if records and same_code(records[-1], record):
         return records
     if records:
+        now, before = describe(record), describe(records[-1])
+        if machine(record) != machine(records[-1]):
+            now, before = f"{now} on {machine(record)}", f"{before} on {machine(records[-1])}"
         logging.warning("Resuming %s under %s, not %s as its last part ran; %s keeps both records", run_dir,
-                        describe(record), describe(records[-1]), PROVENANCE_FILE)
+                        now, before, PROVENANCE_FILE)
     records.append(record)
     atomic_write_text(os.path.join(run_dir, PROVENANCE_FILE), json.dumps(records, indent=2) + "\n")
     return records

@@ -312,6 +312,10 @@ def test_a_cell_names_the_commits_its_runs_came_from_and_marks_a_mix(tmp_path):
         "aaaaaaa (1 on AMD EPYC, 2 on Intel(R) Xeon(R) Processor)"
     assert code_versions([run("s8", xeon, epyc), run("s9", xeon)]) == \
         "aaaaaaa (1 on AMD EPYC, 2 on Intel(R) Xeon(R) Processor)"
+    # Two machines of one model name, told apart by native bfloat16.
+    epyc_bf16 = dict(epyc, native_bfloat16=True)
+    assert code_versions([run("s10", epyc), run("s11", epyc_bf16), run("s12", dict(epyc, native_bfloat16=False))]) == \
+        "aaaaaaa (2 on AMD EPYC, 1 on AMD EPYC with bfloat16)"
 
 
 def test_the_across_games_statistics_compare_each_method_with_each_compared_one_with_and_without_selection_seeds(

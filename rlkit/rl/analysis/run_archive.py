@@ -186,7 +186,8 @@ def code_versions(runs):
     (`rlkit.provenance.describe`: a '+changes' suffix where the tree had uncommitted changes),
     'mixed: ' before them where the runs (or one resumed run) came from more than one, and
     'not recorded' for runs made before runs recorded it. Where the runs ran on more than one CPU
-    (sessions land on different machines), how many ran on each follows in parentheses."""
+    (sessions land on different machines; `rlkit.provenance.machine`), how many ran on each
+    follows in parentheses."""
     import collections
 
     from rlkit import provenance
@@ -196,7 +197,7 @@ def code_versions(runs):
         records = provenance.read(run)
         unrecorded += not records
         versions += [v for v in dict.fromkeys(provenance.describe(r) for r in records) if v not in versions]
-        cpus.update({r["cpu"] for r in records if r.get("cpu")})
+        cpus.update({provenance.machine(r) for r in records if r.get("cpu")})
     if not versions:
         return "not recorded"
     described = ", ".join(versions) + (f", {unrecorded} not recorded" if unrecorded else "")
