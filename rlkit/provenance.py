@@ -136,7 +136,8 @@ def machine(record):
 
 def record_run(run_dir, record=None):
     """Adds this process's record to RUN/provenance.json unless the run's last record has the
-    same code; a run resumed under other code gets one warning line. Returns the records."""
+    same code on the same CPU; a run resumed under other code or on another CPU gets one warning
+    line. Returns the records."""
     record = record or current()
     records = read(run_dir)
     if records and same_code(records[-1], record):

@@ -448,7 +448,7 @@ def test_naf_learns_pendulum(tmp_path):
     """Seeded: NAF's greedy evaluation on Pendulum-v1 is above -400 after 24K of the set's 40K
     agent steps (docs/off_policy.md: the five reported seeds are at -277 or better there, -128 to
     -187 at 40K). Not at 16K, the middle of the climb: seed 0 was -250 there on one AMD EPYC and
-    -518 on another with AVX512-BF16 (same code, float32; the kernels differ), -128 at 24K on both."""
+    -518 on another with AVX512-BF16 (same code, float32; the kernels differ); -123 and -128 at 24K."""
     train(create_hparams("rlmf_naf_pendulum", "num_env_steps=24000"), str(tmp_path / "run"), seed=0)
     from rlkit.rl.experiments.curves import read_scalar
     _, returns = read_scalar(str(tmp_path / "run" / "eval"), "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped")
