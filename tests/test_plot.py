@@ -102,3 +102,13 @@ def test_a_one_point_baseline_is_a_horizontal_line_on_a_log_axis(tmp_path):
     baseline = lines["random (2 runs)"]
     assert np.allclose(baseline.get_ydata(), 0.4) and baseline.get_linestyle() == "--"
     assert list(lines["ppo_1m (1 run)"].get_xdata()) == [20_480, 1_003_520]
+
+
+def test_past_the_tenth_curve_no_two_curves_look_alike(tmp_path):
+    names = [f"method{i}_s0" for i in range(13)]
+    for i, name in enumerate(names):
+        write_run(str(tmp_path / name), [1_000, 2_000], [i, i + 1.0])
+    drawn, _ = curves.curves(curves.expand_runs([str(tmp_path / name) for name in names]), TAG)
+    lines = curves.draw(drawn, TAG, str(tmp_path / "figure.png")).values()
+    assert len({(line.get_color(), line.get_linestyle()) for line in lines}) == 13
+

@@ -144,16 +144,17 @@ def draw(curves_by_name, tag, path, x_label="real env steps", title=None, xscale
     matplotlib.use("Agg")  # files only: no display needed
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(7, 4.5), dpi=120)
+    figure, axes = plt.subplots(figsize=(9, 4.5), dpi=120)
     lines = {}
     for i, (name, (steps, mean, low, high, count)) in enumerate(curves_by_name.items()):
-        label, colour = f"{name} ({count} run{'s' if count > 1 else ''})", f"C{i}"
+        # matplotlib has ten colours: past the tenth curve a colour comes back with another line style.
+        label, colour, style = f"{name} ({count} run{'s' if count > 1 else ''})", f"C{i % 10}", ("-", ":", "-.")[i // 10 % 3]
         if len(steps) == 1:  # a baseline: one evaluation
             line = lines[label] = axes.axhline(mean[0], color=colour, linestyle="--", label=label)
             if count > 1:
                 axes.axhspan(low[0], high[0], color=line.get_color(), alpha=0.1, linewidth=0)
             continue
-        line = lines[label] = axes.plot(steps, mean, color=colour, label=label)[0]
+        line = lines[label] = axes.plot(steps, mean, color=colour, linestyle=style, label=label)[0]
         if count > 1:
             axes.fill_between(steps, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     axes.set_xscale(xscale)
@@ -163,7 +164,7 @@ def draw(curves_by_name, tag, path, x_label="real env steps", title=None, xscale
     axes.set_ylabel(tag.split("/")[-1] if len(tag) > 40 else tag)
     axes.set_title(title or tag, fontsize=10)
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the axes, off the curves
     figure.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     figure.savefig(path)
