@@ -111,4 +111,3 @@ def test_past_the_tenth_curve_no_two_curves_look_alike(tmp_path):
     drawn, _ = curves.curves(curves.expand_runs([str(tmp_path / name) for name in names]), TAG)
     lines = curves.draw(drawn, TAG, str(tmp_path / "figure.png")).values()
     assert len({(line.get_color(), line.get_linestyle()) for line in lines}) == 13
-

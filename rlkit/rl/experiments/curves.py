@@ -147,8 +147,9 @@ def draw(curves_by_name, tag, path, x_label="real env steps", title=None, xscale
     figure, axes = plt.subplots(figsize=(9, 4.5), dpi=120)
     lines = {}
     for i, (name, (steps, mean, low, high, count)) in enumerate(curves_by_name.items()):
+        label = f"{name} ({count} run{'s' if count > 1 else ''})"
         # matplotlib has ten colours: past the tenth curve a colour comes back with another line style.
-        label, colour, style = f"{name} ({count} run{'s' if count > 1 else ''})", f"C{i % 10}", ("-", ":", "-.")[i // 10 % 3]
+        colour, style = f"C{i % 10}", ("-", ":", "-.")[i // 10 % 3]
         if len(steps) == 1:  # a baseline: one evaluation
             line = lines[label] = axes.axhline(mean[0], color=colour, linestyle="--", label=label)
             if count > 1:
