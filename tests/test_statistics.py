@@ -33,6 +33,17 @@ def test_the_same_scores_give_the_same_intervals_whatever_numpys_global_rng_did_
     assert results[0] == results[1]
 
 
+def test_a_methods_intervals_do_not_move_when_another_method_is_estimated_beside_it():
+    # A row added to the results table must leave the other rows' CIs as they were.
+    rng = np.random.default_rng(0)
+    a, b = rng.random((5, 5)), rng.random((3, 5))
+    alone = statistics.aggregates({"a": a}, reps=300)["a"]
+    assert statistics.aggregates({"b": b, "a": a}, reps=300)["a"] == alone
+    baseline = rng.random((10, 5))
+    assert (statistics.improvement_probabilities({"b": b, "a": a, "base": baseline}, "base", reps=300)["a"]
+            == statistics.improvement_probabilities({"a": a, "base": baseline}, "base", reps=300)["a"])
+
+
 def test_the_performance_profile_is_drawn_the_same_whatever_numpys_global_rng_did_before(tmp_path):
     # Its CI bands come from rliable's bootstrap too: the same scores give the same PNG.
     rng = np.random.default_rng(0)
