@@ -32,21 +32,26 @@ def seeded_global_numpy(seed):
         np.random.set_state(state)
 
 
-def interval_estimates(scores, statistic, seed, reps):
-    """rliable's get_interval_estimates, seeded (see seeded_global_numpy), each method's bootstrap
-    from the seed afresh: rliable draws the methods' resamples one after another from one RNG, so a
-    method's interval changed with the methods estimated before it (a row added to the table moved
-    the CIs of the rows after it)."""
-    from rliable import library
-
-    points, intervals = {}, {}
+def each_method_afresh(scores, seed, estimate):
+    """`estimate` ({method: scores} -> two {method: ...} dicts, as rliable's entry points return)
+    called one method at a time, each from the seed afresh (see seeded_global_numpy): rliable draws
+    the methods' resamples one after another from one RNG, so a method's interval changed with the
+    methods estimated before it (a row added to the table moved the CIs of the rows after it)."""
+    firsts, seconds = {}, {}
     for method, method_scores in scores.items():
         with seeded_global_numpy(seed):
-            point, interval = library.get_interval_estimates({method: method_scores}, statistic, reps=reps,
-                                                             random_state=np.random.RandomState(seed))
-        points.update(point)
-        intervals.update(interval)
-    return points, intervals
+            first, second = estimate({method: method_scores})
+        firsts.update(first)
+        seconds.update(second)
+    return firsts, seconds
+
+
+def interval_estimates(scores, statistic, seed, reps):
+    """rliable's get_interval_estimates, seeded, each method from the seed afresh."""
+    from rliable import library
+
+    return each_method_afresh(scores, seed, lambda one: library.get_interval_estimates(
+        one, statistic, reps=reps, random_state=np.random.RandomState(seed)))
 
 
 def require_rliable():
@@ -136,12 +141,8 @@ def draw(normalised_scores, aggregate, path_profile, path_intervals, reference_n
     from rliable import library, plot_utils
 
     taus = np.linspace(-0.5, 1.5, 81)
-    profiles, profile_cis = {}, {}
-    for method, scores in normalised_scores.items():  # each from the seed afresh, as interval_estimates
-        with seeded_global_numpy(seed):
-            profile, profile_ci = library.create_performance_profile({method: scores}, taus, reps=reps)
-        profiles.update(profile)
-        profile_cis.update(profile_ci)
+    profiles, profile_cis = each_method_afresh(
+        normalised_scores, seed, lambda one: library.create_performance_profile(one, taus, reps=reps))
     figure, axis = plt.subplots(figsize=(7, 4))
     plot_utils.plot_performance_profiles(profiles, taus, performance_profile_cis=profile_cis, ax=axis,
                                          xlabel=f"normalised score (random 0, {reference_name} 1)")
