@@ -13,7 +13,8 @@
 # ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=model_free_100k the random
 # and PPO@100K rows, ONLY=simple the SimPLe rows, ONLY=dreamer the DreamerV2 rows (dreamer_v2_minatar,
 # 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the
-# full script runs last; ONLY=dreamer_1m the DreamerV2 runs at 1M real steps on Breakout and Space
+# full script runs last, in float32 as every dreamer_v2_minatar row (see ONLY=dreamer_v3 below; the archived
+# row was made before compute_dtype, in float32); ONLY=dreamer_1m the DreamerV2 runs at 1M real steps on Breakout and Space
 # Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; about 10 hours each here, so only when asked for);
 # ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
 # DreamerV2's: --hparams=rewarded_sequence_share=0.5) on the games whose rewards its replay
@@ -200,13 +201,13 @@ loop_rows() {
   done
 }
 # DreamerV2 after every game's other rows: the longest runs come last.
-if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then loop_rows dreamer dreamer_100k dreamer_v2_minatar; fi
+if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then loop_rows dreamer dreamer_100k dreamer_v2_minatar ,compute_dtype=float32; fi
 case "${ONLY:-}" in
   dreamer_v3) loop_rows dreamer_v3 dreamer_v3_100k dreamer_v3_minatar ,compute_dtype=float32 ;;
   simple_combined) loop_rows simple_combined simple_combined_100k rlmb_minatar_combined "" loop_hparams ;;
-  dreamer_rewarded) loop_rows dreamer_rewarded dreamer_rewarded_100k dreamer_v2_minatar ,rewarded_sequence_share=0.5 ;;
+  dreamer_rewarded) loop_rows dreamer_rewarded dreamer_rewarded_100k dreamer_v2_minatar ,rewarded_sequence_share=0.5,compute_dtype=float32 ;;
   simple_expected) loop_rows simple_expected simple_expected_100k rlmb_minatar ,simulated_reward=expected loop_hparams ;;
-  dreamer_1m) loop_rows dreamer_1m dreamer_1m dreamer_v2_minatar ,num_env_steps=1000000 ;;
+  dreamer_1m) loop_rows dreamer_1m dreamer_1m dreamer_v2_minatar ,num_env_steps=1000000,compute_dtype=float32 ;;
 esac
 if [ "${ONLY:-}" = long_eval ]; then
   # Evaluation noise against seed noise: each seed's final policy evaluated again on

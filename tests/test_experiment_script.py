@@ -127,6 +127,19 @@ def test_the_dreamer_v3_rows_run_five_seeds_on_every_game_in_float32(tmp_path):
                         f"--output_dir={runs}/{game}/dreamer_v3_100k_s{seed}" for game in GAMES for seed in range(5)]
 
 
+def test_the_dreamer_v2_rows_name_float32_as_the_v3_rows_do(tmp_path):
+    """ONLY=dreamer, dreamer_rewarded and dreamer_1m (issue 68, one code version per cell): the
+    set's compute_dtype "auto" would take bfloat16 on some machines, so every row names float32."""
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    commands, _ = dry_run(runs, archive, ONLY="dreamer")
+    assert commands == [f"python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar "
+                        f"--hparams=game=minatar/{game},compute_dtype=float32 --seed={seed} "
+                        f"--output_dir={runs}/{game}/dreamer_100k_s{seed}" for game in GAMES for seed in range(3)]
+    for only, count in (("dreamer_rewarded", 6), ("dreamer_1m", 2)):
+        commands, _ = dry_run(runs, archive, ONLY=only)
+        assert len(commands) == count and all(",compute_dtype=float32 " in c for c in commands)
+
+
 @pytest.mark.parametrize("jobs", ["0", "two", "-1"])
 def test_a_bad_jobs_count_gets_one_line(tmp_path, jobs):
     result = subprocess.run(["bash", SCRIPT, str(tmp_path / "runs")], capture_output=True, text=True, timeout=60,
