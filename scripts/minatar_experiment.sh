@@ -13,7 +13,7 @@
 # ONLY=model_free runs the random, PPO@100K and PPO@1M rows alone, ONLY=model_free_100k the random
 # and PPO@100K rows, ONLY=simple the SimPLe rows, ONLY=dreamer the DreamerV2 rows (dreamer_v2_minatar,
 # 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the
-# full script runs last, in float32 as every dreamer_v2_minatar row (see ONLY=dreamer_v3 below; the archived
+# full script runs last, in float32 as every Dreamer row (dreamer_float32 below; the archived
 # row was made before compute_dtype, in float32); ONLY=dreamer_1m the DreamerV2 runs at 1M real steps on Breakout and Space
 # Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; about 10 hours each here, so only when asked for);
 # ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
@@ -26,9 +26,7 @@
 # and the MinAtar paper's DQN (rlmf_dqn_minatar) at 1M on Breakout and Space Invaders (3 seeds,
 # RUNS/GAME/dqn_1m_sS); ONLY=dqn_100k the first alone.
 # ONLY=dreamer_v3 the DreamerV3 rows (issue 67): dreamer_v3_minatar, fixed on tuning seeds (100 and up)
-# before these runs, seeds 0-4 on every game (RUNS/GAME/dreamer_v3_100k_sS), in float32
-# (compute_dtype=float32: the set's "auto" would take bfloat16 on a CPU with AMX and float32 on
-# one without, and a cell's seeds run on whichever machine a session has).
+# before these runs, seeds 0-4 on every game (RUNS/GAME/dreamer_v3_100k_sS), in float32 (dreamer_float32).
 # ONLY=simple_combined the one SimPLe set for every game (issue 68): rlmb_minatar_combined, seeds 0-4
 # on Breakout and Freeway and 0-2 elsewhere (RUNS/GAME/simple_combined_100k_sS). Its tuning runs
 # (seeds 100 and up) go in a RUNS of their own, which the results script is never given:
@@ -115,6 +113,9 @@ trap 'stop_runs 143' TERM
 
 ppo_1m_hparams=",num_env_steps=1000000,eval_every_iterations=50"  # PPO@1M: rlmf_minatar's PPO for 1M steps
 dqn_1m_hparams=",num_env_steps=1000000,eval_every_steps=102400"  # DQN@1M: the MinAtar paper's DQN for 1M steps
+# Every Dreamer row computes in float32: the sets' compute_dtype=auto would take bfloat16 on a CPU
+# with it and float32 elsewhere, and a cell's seeds run on whichever machine a session has.
+dreamer_float32=",compute_dtype=float32"
 seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
   case $method in
@@ -201,13 +202,13 @@ loop_rows() {
   done
 }
 # DreamerV2 after every game's other rows: the longest runs come last.
-if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then loop_rows dreamer dreamer_100k dreamer_v2_minatar ,compute_dtype=float32; fi
+if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = dreamer ]; then loop_rows dreamer dreamer_100k dreamer_v2_minatar "$dreamer_float32"; fi
 case "${ONLY:-}" in
-  dreamer_v3) loop_rows dreamer_v3 dreamer_v3_100k dreamer_v3_minatar ,compute_dtype=float32 ;;
+  dreamer_v3) loop_rows dreamer_v3 dreamer_v3_100k dreamer_v3_minatar "$dreamer_float32" ;;
   simple_combined) loop_rows simple_combined simple_combined_100k rlmb_minatar_combined "" loop_hparams ;;
-  dreamer_rewarded) loop_rows dreamer_rewarded dreamer_rewarded_100k dreamer_v2_minatar ,rewarded_sequence_share=0.5,compute_dtype=float32 ;;
+  dreamer_rewarded) loop_rows dreamer_rewarded dreamer_rewarded_100k dreamer_v2_minatar ",rewarded_sequence_share=0.5$dreamer_float32" ;;
   simple_expected) loop_rows simple_expected simple_expected_100k rlmb_minatar ,simulated_reward=expected loop_hparams ;;
-  dreamer_1m) loop_rows dreamer_1m dreamer_1m dreamer_v2_minatar ,num_env_steps=1000000,compute_dtype=float32 ;;
+  dreamer_1m) loop_rows dreamer_1m dreamer_1m dreamer_v2_minatar ",num_env_steps=1000000$dreamer_float32" ;;
 esac
 if [ "${ONLY:-}" = long_eval ]; then
   # Evaluation noise against seed noise: each seed's final policy evaluated again on
