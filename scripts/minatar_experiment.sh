@@ -15,7 +15,8 @@
 # 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the
 # full script runs last, in float32 as every Dreamer row (dreamer_float32 below; the archived
 # row was made before compute_dtype, in float32); ONLY=dreamer_1m the DreamerV2 runs at 1M real steps on Breakout and Space
-# Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; about 10 hours each here, so only when asked for);
+# Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; about 10 hours each here, so only when asked for), and
+# ONLY=dreamer_v3_1m DreamerV3's fixed set the same way (RUNS/GAME/dreamer_v3_1m_sS);
 # ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
 # DreamerV2's: --hparams=rewarded_sequence_share=0.5) on the games whose rewards its replay
 # rarely holds, Asterix and Freeway (3 seeds, RUNS/GAME/dreamer_rewarded_100k_sS).
@@ -127,7 +128,7 @@ seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one g
     simple_combined) default="0 1 2"; case $game in breakout|freeway) default="0 1 2 3 4" ;; esac ;;
     dqn) default="0 1 2 3 4 5 6 7 8 9" ;;
     dqn_1m) default=""; case $game in breakout|space_invaders) default="0 1 2" ;; esac ;;
-    dreamer_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
+    dreamer_1m|dreamer_v3_1m) default=""; case $game in breakout|space_invaders) default="0" ;; esac ;;
     dreamer_rewarded) default=""; case $game in asterix|freeway) default="0 1 2" ;; esac ;;
     simple_expected) default=""; case $game in freeway) default="0 1 2 3 4" ;; esac ;;
   esac
@@ -209,6 +210,7 @@ case "${ONLY:-}" in
   dreamer_rewarded) loop_rows dreamer_rewarded dreamer_rewarded_100k dreamer_v2_minatar ",rewarded_sequence_share=0.5$dreamer_float32" ;;
   simple_expected) loop_rows simple_expected simple_expected_100k rlmb_minatar ,simulated_reward=expected loop_hparams ;;
   dreamer_1m) loop_rows dreamer_1m dreamer_1m dreamer_v2_minatar ",num_env_steps=1000000$dreamer_float32" ;;
+  dreamer_v3_1m) loop_rows dreamer_v3_1m dreamer_v3_1m dreamer_v3_minatar ",num_env_steps=1000000$dreamer_float32" ;;
 esac
 if [ "${ONLY:-}" = long_eval ]; then
   # Evaluation noise against seed noise: each seed's final policy evaluated again on

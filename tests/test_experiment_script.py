@@ -127,6 +127,16 @@ def test_the_dreamer_v3_rows_run_five_seeds_on_every_game_in_float32(tmp_path):
                         f"--output_dir={runs}/{game}/dreamer_v3_100k_s{seed}" for game in GAMES for seed in range(5)]
 
 
+def test_the_1m_dreamer_rows_run_seed_0_on_breakout_and_space_invaders(tmp_path):
+    """ONLY=dreamer_1m and dreamer_v3_1m (issue 68 item 6): each set at 1M real steps, in float32."""
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    for only, set_name in (("dreamer_1m", "dreamer_v2_minatar"), ("dreamer_v3_1m", "dreamer_v3_minatar")):
+        commands, _ = dry_run(runs, archive, ONLY=only)
+        assert commands == [f"python -m rlkit.rl.trainer_model_based --hparams_set={set_name} "
+                            f"--hparams=game=minatar/{game},num_env_steps=1000000,compute_dtype=float32 --seed=0 "
+                            f"--output_dir={runs}/{game}/{only}_s0" for game in ("breakout", "space_invaders")]
+
+
 def test_the_dreamer_v2_rows_name_float32_as_the_v3_rows_do(tmp_path):
     """ONLY=dreamer, dreamer_rewarded and dreamer_1m (issue 68, one code version per cell): the
     set's compute_dtype "auto" would take bfloat16 on some machines, so every row names float32."""

@@ -63,7 +63,7 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
            ("dreamer_paper_entropy_100k", "DreamerV2, Atari's KL, all starts, ratio 32, entropy 1e-3 @100K"),
            # Not DreamerV2: half of each batch's sequences drawn to hold a reward (rare-reward games).
            ("dreamer_rewarded_100k", "DreamerV2 + rewarded sequences @100K"),
-           ("dreamer_v3_100k", "DreamerV3 @100K"),
+           ("dreamer_v3_100k", "DreamerV3 @100K"), ("dreamer_v3_1m", "DreamerV3 @1M"),
            ("dqn_100k", "DQN (data-efficient) @100K"), ("dqn_1m", "DQN (MinAtar paper's) @1M"),
            # The same set before the replay sampled steps as they came (commit 1dfecf4): a step was
            # sampled once its 5,000-step shard was written, so learning began at step 5,000.
