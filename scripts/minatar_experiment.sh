@@ -117,6 +117,7 @@ dqn_1m_hparams=",num_env_steps=1000000,eval_every_steps=102400"  # DQN@1M: the M
 # Every Dreamer row computes in float32: the sets' compute_dtype=auto would take bfloat16 on a CPU
 # with it and float32 elsewhere, and a cell's seeds run on whichever machine a session has.
 dreamer_float32=",compute_dtype=float32"
+dreamer_1m_hparams=",num_env_steps=1000000$dreamer_float32"  # DreamerV2 and V3 at 1M: each fixed set for 1M steps
 seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
   case $method in
@@ -209,8 +210,8 @@ case "${ONLY:-}" in
   simple_combined) loop_rows simple_combined simple_combined_100k rlmb_minatar_combined "" loop_hparams ;;
   dreamer_rewarded) loop_rows dreamer_rewarded dreamer_rewarded_100k dreamer_v2_minatar ",rewarded_sequence_share=0.5$dreamer_float32" ;;
   simple_expected) loop_rows simple_expected simple_expected_100k rlmb_minatar ,simulated_reward=expected loop_hparams ;;
-  dreamer_1m) loop_rows dreamer_1m dreamer_1m dreamer_v2_minatar ",num_env_steps=1000000$dreamer_float32" ;;
-  dreamer_v3_1m) loop_rows dreamer_v3_1m dreamer_v3_1m dreamer_v3_minatar ",num_env_steps=1000000$dreamer_float32" ;;
+  dreamer_1m) loop_rows dreamer_1m dreamer_1m dreamer_v2_minatar "$dreamer_1m_hparams" ;;
+  dreamer_v3_1m) loop_rows dreamer_v3_1m dreamer_v3_1m dreamer_v3_minatar "$dreamer_1m_hparams" ;;
 esac
 if [ "${ONLY:-}" = long_eval ]; then
   # Evaluation noise against seed noise: each seed's final policy evaluated again on
