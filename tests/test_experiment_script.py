@@ -138,16 +138,16 @@ def test_the_1m_dreamer_rows_run_seed_0_on_breakout_and_space_invaders(tmp_path)
 
 
 def test_the_dreamer_v2_rows_name_float32_as_the_v3_rows_do(tmp_path):
-    """ONLY=dreamer, dreamer_rewarded and dreamer_1m (issue 68, one code version per cell): the
-    set's compute_dtype "auto" would take bfloat16 on some machines, so every row names float32."""
+    """ONLY=dreamer and dreamer_rewarded (issue 68, one code version per cell): the set's
+    compute_dtype "auto" would take bfloat16 on some machines, so every row names float32 (the 1M
+    rows' commands: the test above)."""
     runs, archive = tmp_path / "runs", tmp_path / "archive"
     commands, _ = dry_run(runs, archive, ONLY="dreamer")
     assert commands == [f"python -m rlkit.rl.trainer_model_based --hparams_set=dreamer_v2_minatar "
                         f"--hparams=game=minatar/{game},compute_dtype=float32 --seed={seed} "
                         f"--output_dir={runs}/{game}/dreamer_100k_s{seed}" for game in GAMES for seed in range(3)]
-    for only, count in (("dreamer_rewarded", 6), ("dreamer_1m", 2)):
-        commands, _ = dry_run(runs, archive, ONLY=only)
-        assert len(commands) == count and all(",compute_dtype=float32 " in c for c in commands)
+    commands, _ = dry_run(runs, archive, ONLY="dreamer_rewarded")
+    assert len(commands) == 6 and all(",compute_dtype=float32 " in c for c in commands)
 
 
 @pytest.mark.parametrize("jobs", ["0", "two", "-1"])
