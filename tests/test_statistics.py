@@ -250,6 +250,47 @@ def test_a_rerun_replaces_its_archived_copy_once_finished_even_with_an_evaluatio
     assert [r for _, r in evaluations(str(archived / "ppo_1m_s0"))] == [0.625, 1.5]
 
 
+def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_path):
+    import tensorflow as tf
+
+    from rlkit.errors import UserError
+    from rlkit.rl.analysis.minatar_results import TAG, keep_pending, promote
+    from rlkit.rl.analysis.run_archive import code_versions, evaluations
+    from rlkit.summaries import write_summaries
+
+    runs, pending, archived = (tmp_path / name / "breakout" for name in ("runs", "pending", "archive"))
+    for seed in (0, 1):  # the cell as archived before runs recorded their commit
+        archived_run(tmp_path / "archive", "breakout", f"ppo_100k_s{seed}", [0.5, 1.0], finished=True)
+
+    def rerun(seed, final, done):  # a live model-free rerun at one commit
+        run = runs / f"ppo_100k_s{seed}"
+        writer = tf.summary.create_file_writer(str(run / "eval"))
+        write_summaries(writer, 102_400, {TAG: final})
+        writer.close()
+        (run / "provenance.json").write_text(json.dumps([dict(commit="a" * 40, dirty=False)]))
+        if done:
+            (run / "policy").mkdir()
+            (run / "policy" / "saved_model.pb").write_bytes(b"")
+
+    rerun(0, 2.0, done=True)
+    rerun(1, 3.0, done=False)  # still going: not kept yet
+    keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])
+    assert sorted(p.name for p in pending.iterdir()) == ["ppo_100k_s0"]
+    with pytest.raises(UserError, match="seed 1 not recorded"):  # seed 1 would stay of other code
+        promote(str(pending), str(archived), "ppo_100k")
+    assert [v for _, v in evaluations(str(archived / "ppo_100k_s0"))] == [0.5, 1.0]  # nothing moved
+
+    (runs / "ppo_100k_s1" / "policy").mkdir()
+    (runs / "ppo_100k_s1" / "policy" / "saved_model.pb").write_bytes(b"")
+    keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])
+    promote(str(pending), str(archived), "ppo_100k")
+    assert not list(pending.iterdir())
+    cell = [str(archived / f"ppo_100k_s{seed}") for seed in (0, 1)]
+    assert code_versions(cell) == "aaaaaaa" and [evaluations(run)[-1][1] for run in cell] == [2.0, 3.0]
+    keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])  # archived already: not again
+    assert not list(pending.iterdir())
+
+
 def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):
     from rlkit.rl.analysis.minatar_results import game_rows, noise_section
 

@@ -2,6 +2,8 @@
 the real-Pong run (rlmb_pong_cpu) with its random baseline.
 
     python -m rlkit.rl.analysis.minatar_results --runs=RUNS [--pong_runs=PONG_RUNS] [--docs=docs]
+    python -m rlkit.rl.analysis.minatar_results --runs=RUNS --pending    # a cell's reruns, as they finish
+    python -m rlkit.rl.analysis.minatar_results --promote=GAME/PREFIX    # once they all have
 
 Each run's evaluation record is first archived into DOCS/results/runs/GAME/RUN
 (rlkit.rl.analysis.run_archive: its evaluation event files, the loop's per-epoch JSON, its
@@ -18,25 +20,31 @@ and `<!-- noise:end -->`.
 --pong_runs (a dir holding simple_pong_cpu_s* and random_s*) is archived into
 DOCS/results/runs/pong alike, and makes the per-epoch table between `<!-- pong:begin -->` and
 `<!-- pong:end -->` and DOCS/results/pong_cpu.png.
+A rerun that is to replace a cell's archived runs is kept with --pending instead: once finished,
+in DOCS/results/pending/GAME/RUN, which no table reads, so a machine lost before the cell's other
+seeds finish loses none of it; --promote=GAME/PREFIX then moves the cell's pending runs into the
+archive together (refused where the cell would mix code versions) and makes the tables.
 DOCS/off_policy.md gets the DQN column's runs seed by seed, each beside the same seed's run
 before the replay fix, between `<!-- dqn-rerun:begin -->` and `<!-- dqn-rerun:end -->`.
 """
 
+import filecmp
 import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 import numpy as np
 from absl import flags
 
-from rlkit.errors import run_command
+from rlkit.errors import UserError, run_command
 from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, asked_episodes,
                                           code_versions, counted_runs, evaluation_spread, evaluations,
-                                          final_evaluations, long_evaluation, seed_of)
+                                          final_evaluations, finished, long_evaluation, seed_of)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -110,6 +118,55 @@ def archive(runs_dir, archive_dir, prefixes):
             name = os.path.basename(os.path.dirname(summary))
             if archive_long_evaluation(summary, os.path.join(archive_dir, name)):
                 print(f"archived {os.path.dirname(summary)}")
+
+
+def keep_pending(runs_dir, pending_dir, archive_dir, prefixes):
+    """Archives each finished run RUNS_DIR/PREFIX_sSEED into PENDING_DIR/PREFIX_sSEED, where no
+    table reads it, unless ARCHIVE_DIR or PENDING_DIR holds the same run already (the same provenance
+    record and evaluations): a rerun that is to replace a cell waits there for its cell's other seeds, kept
+    in the repository should the machine that made it be lost."""
+    for prefix in prefixes:
+        for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
+            name = os.path.basename(run)
+            if not (os.path.isdir(run) and finished(run)) or any(
+                    same_run(run, os.path.join(kept, name)) for kept in (archive_dir, pending_dir)):
+                continue
+            if archive_run(run, os.path.join(pending_dir, name)):
+                print(f"pending {run}")
+
+
+def same_run(run, archived):
+    """Whether ARCHIVED is RUN's record: the same provenance record and evaluations."""
+    provenance = [os.path.join(path, "provenance.json") for path in (run, archived)]
+    return (os.path.isdir(archived) and all(map(os.path.exists, provenance))
+            and filecmp.cmp(*provenance, shallow=False) and evaluations(archived) == evaluations(run))
+
+
+def promote(pending_dir, archive_dir, prefix):
+    """Moves a cell's pending records PENDING_DIR/PREFIX_sSEED into ARCHIVE_DIR, each replacing its
+    seed's archived run. Refuses where one has not finished, or where the cell would then mix code
+    versions: its archived seeds made by other code are to be rerun first (or removed)."""
+    pending = archived_runs(pending_dir, "", prefix)
+    if not pending:
+        raise UserError(f"nothing pending in {pending_dir} for {prefix}: a finished run gets there with --pending")
+    unfinished = [os.path.basename(run) for run in pending if not json.load(open(os.path.join(run, "run_info.json")))[
+        "finished"]]
+    if unfinished:
+        raise UserError(f"{', '.join(unfinished)} in {pending_dir} has not finished; let it finish, then --pending again")
+    names = {os.path.basename(run) for run in pending}
+    kept = [run for run in archived_runs(archive_dir, "", prefix) if os.path.basename(run) not in names]
+    if code_versions(pending + kept).startswith("mixed"):
+        others = [f"seed {seed_of(run)} {code_versions([run])}" for run in kept
+                  if code_versions([run]) != code_versions(pending)]
+        raise UserError(f"promoting {prefix} would mix code versions in {archive_dir}: pending "
+                        f"{code_versions(pending)}, archived {', '.join(others) or 'the same'}; "
+                        "rerun those seeds at one commit first")
+    os.makedirs(archive_dir, exist_ok=True)
+    for run in pending:
+        archived = os.path.join(archive_dir, os.path.basename(run))
+        shutil.rmtree(archived, ignore_errors=True)
+        os.replace(run, archived)
+        print(f"promoted {run} to {archived}")
 
 
 def epoch_summaries(run):
@@ -412,6 +469,10 @@ def define_flags():
     flags.DEFINE_string("runs", None, "the experiment's runs, archived first (default: the archive alone)")
     flags.DEFINE_string("pong_runs", None, "the real-Pong run and its random baseline, archived first")
     flags.DEFINE_string("docs", "docs", "the docs dir: results.md, its figures and the archive in results/runs")
+    flags.DEFINE_bool("pending", False, "with --runs: finished runs go to results/pending/GAME (no table reads "
+                      "them) rather than the archive, and no table is made")
+    flags.DEFINE_list("promote", [], "GAME/PREFIX,...: these cells' pending runs replace their archived seeds "
+                      "(refused where the cell would mix code versions), then the tables are made")
 
 
 FLAGS = flags.FLAGS
@@ -419,9 +480,22 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
-    archive_dir = os.path.join(FLAGS.docs, "results", "runs")
+    archive_dir, pending_dir = (os.path.join(FLAGS.docs, "results", name) for name in ("runs", "pending"))
+    prefixes = [prefix for prefix, _ in METHODS]
+    if FLAGS.pending:
+        if not FLAGS.runs:
+            raise UserError("--pending keeps the finished runs of --runs: give --runs=DIR as well")
+        for game in GAMES:
+            keep_pending(*(os.path.join(d, game) for d in (FLAGS.runs, pending_dir, archive_dir)), prefixes)
+        return
+    for cell in FLAGS.promote:
+        game, _, prefix = cell.partition("/")
+        if game not in GAMES or prefix not in prefixes:
+            raise UserError(f"--promote={cell}: give GAME/PREFIX, a game of {', '.join(GAMES)} and a method's "
+                            "run prefix such as dreamer_100k")
+        promote(os.path.join(pending_dir, game), os.path.join(archive_dir, game), prefix)
     for game in GAMES if FLAGS.runs else ():
-        archive(os.path.join(FLAGS.runs, game), os.path.join(archive_dir, game), [prefix for prefix, _ in METHODS])
+        archive(os.path.join(FLAGS.runs, game), os.path.join(archive_dir, game), prefixes)
     if FLAGS.pong_runs:
         archive(FLAGS.pong_runs, os.path.join(archive_dir, "pong"), PONG_RUNS)
     rows, world_models, figures = [], [], []
