@@ -291,6 +291,15 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     assert not list(pending.iterdir())
 
 
+def test_the_results_command_answers_a_mistyped_method_in_one_line(tmp_path):
+    from conftest import assert_one_line_error, run_module
+
+    result = run_module("rlkit.rl.analysis.minatar_results", f"--runs={tmp_path}", "--prefixes=dreamer_1n",
+                        f"--docs={tmp_path / 'docs'}")
+    assert_one_line_error(result, "dreamer_1n", "did you mean 'dreamer_1m'")
+    assert not (tmp_path / "docs").exists()
+
+
 def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):
     from rlkit.rl.analysis.minatar_results import game_rows, noise_section
 

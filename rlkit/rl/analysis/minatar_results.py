@@ -24,6 +24,7 @@ A rerun that is to replace a cell's archived runs is kept with --pending instead
 in DOCS/results/pending/GAME/RUN, which no table reads, so a machine lost before the cell's other
 seeds finish loses none of it; --promote=GAME/PREFIX then moves the cell's pending runs into the
 archive together (refused where the cell would mix code versions) and makes the tables.
+--prefixes=dreamer_1m,... archives (or keeps pending) only those methods' runs of --runs.
 DOCS/off_policy.md gets the DQN column's runs seed by seed, each beside the same seed's run
 before the replay fix, between `<!-- dqn-rerun:begin -->` and `<!-- dqn-rerun:end -->`.
 """
@@ -40,7 +41,7 @@ import sys
 import numpy as np
 from absl import flags
 
-from rlkit.errors import UserError, run_command
+from rlkit.errors import UserError, did_you_mean, run_command
 from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, asked_episodes,
                                           code_versions, counted_runs, evaluation_spread, evaluations,
@@ -469,6 +470,8 @@ def define_flags():
     flags.DEFINE_string("runs", None, "the experiment's runs, archived first (default: the archive alone)")
     flags.DEFINE_string("pong_runs", None, "the real-Pong run and its random baseline, archived first")
     flags.DEFINE_string("docs", "docs", "the docs dir: results.md, its figures and the archive in results/runs")
+    flags.DEFINE_list("prefixes", [], "with --runs: archive (or keep pending) only the runs of these methods' run "
+                      "prefixes, such as dreamer_1m (default: every method's)")
     flags.DEFINE_bool("pending", False, "with --runs: finished runs go to results/pending/GAME (no table reads "
                       "them) rather than the archive, and no table is made")
     flags.DEFINE_list("promote", [], "GAME/PREFIX,...: these cells' pending runs replace their archived seeds "
@@ -481,7 +484,12 @@ FLAGS = flags.FLAGS
 def main(argv):
     del argv
     archive_dir, pending_dir = (os.path.join(FLAGS.docs, "results", name) for name in ("runs", "pending"))
-    prefixes = [prefix for prefix, _ in METHODS]
+    all_prefixes = [prefix for prefix, _ in METHODS]
+    unknown = [prefix for prefix in FLAGS.prefixes if prefix not in all_prefixes]
+    if unknown:
+        raise UserError(f"--prefixes: no method's runs are named {unknown[0]}_sSEED"
+                        + did_you_mean(unknown[0], all_prefixes))
+    prefixes = FLAGS.prefixes or all_prefixes
     if FLAGS.pending:
         if not FLAGS.runs:
             raise UserError("--pending keeps the finished runs of --runs: give --runs=DIR as well")
@@ -490,7 +498,7 @@ def main(argv):
         return
     for cell in FLAGS.promote:
         game, _, prefix = cell.partition("/")
-        if game not in GAMES or prefix not in prefixes:
+        if game not in GAMES or prefix not in all_prefixes:
             raise UserError(f"--promote={cell}: give GAME/PREFIX, a game of {', '.join(GAMES)} and a method's "
                             "run prefix such as dreamer_100k")
         promote(os.path.join(pending_dir, game), os.path.join(archive_dir, game), prefix)
