@@ -144,13 +144,14 @@ def test_a_cell_counts_its_finished_runs_and_a_run_still_going_only_where_none_h
     archived_run(archive, "seaquest", "simple_object_frames_100k_s1", [0.2, 0.5], finished=True)
     archived_run(archive, "seaquest", "simple_object_frames_100k_s2", [0.1], finished=False)  # just started
     archived_run(archive, "seaquest", "simple_ends_100k_s0", [0.05], finished=False)  # never finished
-    rows, _, evaluated = game_rows(str(archive), "seaquest")
-    cells = {row[1]: row[2:4] for row in rows}
+    rows = game_rows(str(archive), "seaquest")
+    cells = {row[1]: row[2:4] for row in rows.reported}
     assert cells["SimPLe + ends + one-cell objects + object frames @100K"] == ["2 (+1 unfinished, not counted)",
                                                                               "0.40 [0.30, 0.50]"]
-    assert cells["SimPLe + episode ends @100K"] == ["1 (1 unfinished)", "0.05"]
+    # A set tried on Seaquest's seed 0 before its set was chosen: a row of the other table.
+    assert [row[1:3] for row in rows.tried] == [["SimPLe + episode ends @100K", "1 (1 unfinished)"]]
     assert final_returns(str(archive), "seaquest", "simple_object_frames_100k") == pytest.approx([0.3, 0.5])
-    assert len(evaluated) == 4  # the curves show every run
+    assert len(rows.evaluated) == 4  # the curves show every run
 
 
 def test_a_cell_whose_set_was_chosen_on_its_seeds_is_given_again_without_them(tmp_path):
@@ -161,8 +162,7 @@ def test_a_cell_whose_set_was_chosen_on_its_seeds_is_given_again_without_them(tm
     for seed, final in enumerate([0.3, 0.5, 0.7]):
         archived_run(archive, "seaquest", f"simple_object_frames_100k_s{seed}", [0.1, final], finished=True)
     archived_run(archive, "seaquest", "ppo_100k_s0", [0.2, 0.4], finished=True)  # chosen on no seed of its own
-    rows, _, _ = game_rows(str(archive), "seaquest")
-    cells = {row[1]: row[2:4] for row in rows}
+    cells = {row[1]: row[2:4] for row in game_rows(str(archive), "seaquest").reported}
     label = "SimPLe + ends + one-cell objects + object frames @100K"
     assert cells[label] == ["3", "0.50 [0.30, 0.70]"]
     assert cells[label + " without seed 0 (its set's choice saw it)"] == ["2", "0.60 [0.50, 0.70]"]
@@ -344,7 +344,7 @@ def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tm
     assert needed > 2048 and rows["DreamerV2 @100K"][5:] == [f"{own:.3f} (p < 0.01)", f"{needed:,}", "no"]
 
     # The results table takes a method's long evaluations where each of its runs has one.
-    cells = {row[1]: row[2:4] for row in game_rows(str(archive), "breakout")[0]}
+    cells = {row[1]: row[2:4] for row in game_rows(str(archive), "breakout").reported}
     assert cells["PPO @100K"] == ["3 (2,048 episodes)", "1.20 [1.00, 1.40]"]
     assert cells["PPO @1M"] == ["2", "5.10 [5.00, 5.20]"]
 
@@ -385,7 +385,8 @@ def test_the_across_games_statistics_compare_each_method_with_each_compared_one_
 
     archive = tmp_path / "results" / "runs"
     simple = best_simple_runs()
-    finals = {"random": [0.0, 0.0], "ppo_1m": [10.0, 10.0], "ppo_100k": [3.0, 3.0], "dreamer_100k": [6.0, 6.0, 6.0]}
+    finals = {"random": [0.0, 0.0], "ppo_1m": [10.0, 10.0], "ppo_100k": [3.0, 3.0], "dreamer_100k": [6.0, 6.0, 6.0],
+              "dreamer_ratio48_100k": [8.0, 8.0]}  # an ablation: on every game, in no statistic
     for game in GAMES:
         for prefix, returns in dict(finals, **{simple[game]: [5.0, 7.0, 9.0]}).items():
             for seed, final in enumerate(returns):
@@ -404,4 +405,5 @@ def test_the_across_games_statistics_compare_each_method_with_each_compared_one_
     # 0.9 x 4 (two runs per game): the middle six's mean, 0.77.
     assert rows[f"{BEST_SIMPLE}, selection seeds left out (2)"][0].startswith("0.77 ")
     assert rows["DreamerV2 @100K, selection seeds left out (1)"][0].startswith("0.60 ")
+    assert not [name for name in rows if "ratio 48" in name]
     assert (tmp_path / "results" / "minatar_profile.png").exists()

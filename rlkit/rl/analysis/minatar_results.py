@@ -29,6 +29,7 @@ DOCS/off_policy.md gets the DQN column's runs seed by seed, each beside the same
 before the replay fix, between `<!-- dqn-rerun:begin -->` and `<!-- dqn-rerun:end -->`.
 """
 
+import collections
 import filecmp
 import glob
 import json
@@ -82,6 +83,11 @@ METHODS = (("simple_100k", "SimPLe @100K"), ("simple_ends_100k", "SimPLe + episo
 # which the experiment script runs), the baseline the others are compared with and the reference
 # that normalises scores (random = 0).
 BEST_SIMPLE = "SimPLe (its set per game, chosen on seed 0)"
+# The reported cells (issue 68): each method's one set, and each game's SimPLe set (simple_sets.txt).
+# The other rows, the SimPLe sets tried on a game's seed 0 before its set was chosen and the
+# ablations of DreamerV2 and DQN, go in a table of their own and in no across-games statistic.
+REPORTED = ("simple_combined_100k", "dreamer_100k", "dreamer_1m", "dreamer_v3_100k", "dreamer_v3_1m", "dqn_100k",
+            "dqn_1m", "ppo_100k", "ppo_1m", "random")
 # The cells whose set was chosen looking at some of their own seeds (issue 68; the journal,
 # docs/results_journal.md, has each choice): {(game, run prefix): those seeds}. Each game's SimPLe
 # set but Freeway's (SimPLe as published) was taken as the first set above random on that game's
@@ -211,9 +217,15 @@ def mean_std(values, digits=2):
     return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
 
 
+# One game's archived runs: the rows of its reported cells and of the sets tried and ablations,
+# the SimPLe runs' world-model metrics, and every run evaluated (the curves show them all).
+GameRows = collections.namedtuple("GameRows", "reported tried world_models evaluated")
+
+
 def game_rows(archive_dir, game):
-    """(table rows, SimPLe runs' world-model metrics, the runs evaluated) of one game's archived runs."""
-    rows, world_models, evaluated = [], [], []
+    """`GameRows` of one game's archived runs."""
+    reported, tried, world_models, evaluated = [], [], [], []
+    simple = best_simple_runs()[game]
     for prefix, label in METHODS:
         runs = archived_runs(archive_dir, game, prefix)
         if not runs:
@@ -221,6 +233,7 @@ def game_rows(archive_dir, game):
         evaluated += runs
         world_models += [(os.path.basename(run), metrics) for run in runs
                          if prefix.startswith("simple") and (metrics := world_model_metrics(run))]
+        rows = reported if prefix in REPORTED or prefix == simple else tried
         counted, left_out = counted_runs(runs)
         rows.append(method_row(game, label, counted, left_out, real_steps=prefix != "random"))
         unseen = without_selection_seeds(game, prefix, counted)
@@ -229,7 +242,7 @@ def game_rows(archive_dir, game):
             named = (f"seed {seeds[0]} (its set's choice saw it)" if len(seeds) == 1
                      else f"seeds {', '.join(map(str, seeds))} (its set's choice saw them)")
             rows.append(method_row(game, f"{label} without {named}", unseen, 0))
-    return rows, world_models, evaluated
+    return GameRows(reported, tried, world_models, evaluated)
 
 
 def method_row(game, label, counted, left_out, real_steps=True):
@@ -300,9 +313,9 @@ def statistics_section(archive_dir, docs_dir, reps=10_000):
     """Across the five games: IQM and optimality gap of normalised scores (random 0, PPO@1M 1) with
     stratified-bootstrap CIs, the probability of improving on each of `COMPARED_WITH`, and the performance
     profile and interval plots; for the methods run on every game. `reps`: the bootstrap's
-    resamples (at most 2,000 for the probabilities and the profile)."""
+    resamples (at most 2,000 for the probabilities and the profile). The reported sets alone (`REPORTED`)."""
     labels = dict(METHODS)
-    prefixes = {label: {game: prefix for game in GAMES} for prefix, label in METHODS}
+    prefixes = {label: {game: prefix for game in GAMES} for prefix, label in METHODS if prefix in REPORTED}
     prefixes[BEST_SIMPLE] = best_simple_runs()
     returns = {label: [final_returns(archive_dir, game, by_game[game]) for game in GAMES]
                for label, by_game in prefixes.items()}
@@ -338,18 +351,17 @@ def statistics_section(archive_dir, docs_dir, reps=10_000):
 
 
 def noise_section(archive_dir):
-    """Evaluation noise against seed noise, for the methods compared across games (each game's
-    SimPLe set, DreamerV2@100K, PPO@100K and @1M, random) where they have two counted runs or
-    more: the final evaluations' episodes, mean SE and spread over seeds, the same for the long
-    evaluations where every run has one, the spread of the seeds' true returns (the variance over
-    seeds less the evaluations' mean squared SE: what evaluation noise leaves; from the long
-    evaluations where there are), how many episodes an evaluation needs for its SE to be half of
-    that spread, and whether the evaluation the results table uses has them."""
+    """Evaluation noise against seed noise, for the reported cells (each game's SimPLe set and
+    `REPORTED`) that have two counted runs or more: the final evaluations' episodes, mean SE and
+    spread over seeds, the same for the long evaluations where every run has one, the spread of
+    the seeds' true returns (the variance over seeds less the evaluations' mean squared SE: what
+    evaluation noise leaves; from the long evaluations where there are), how many episodes an
+    evaluation needs for its SE to be half of that spread, and whether the evaluation the results
+    table uses has them."""
     simple = best_simple_runs()
-    compared = ("dreamer_100k", "dreamer_v3_100k", "dqn_100k", "ppo_100k", "ppo_1m", "random")
     rows = []
     for game in GAMES:
-        methods = [(simple[game], f"SimPLe ({simple[game]})")] + [m for m in METHODS if m[0] in compared]
+        methods = [(simple[game], f"SimPLe ({simple[game]})")] + [m for m in METHODS if m[0] in REPORTED]
         for prefix, label in methods:
             counted, _ = counted_runs(archived_runs(archive_dir, game, prefix))
             if len(counted) < 2:
@@ -506,23 +518,29 @@ def main(argv):
         archive(os.path.join(FLAGS.runs, game), os.path.join(archive_dir, game), prefixes)
     if FLAGS.pong_runs:
         archive(FLAGS.pong_runs, os.path.join(archive_dir, "pong"), PONG_RUNS)
-    rows, world_models, figures = [], [], []
+    reported, tried, world_models, figures = [], [], [], []
     for game in GAMES:
         if not os.path.isdir(os.path.join(archive_dir, game)):
             continue
-        game_table, models, evaluated = game_rows(archive_dir, game)
-        rows += game_table
-        world_models += [(game, name, m) for name, m in models]
-        if evaluated:
-            figures.append((game, draw(evaluated, game, FLAGS.docs)))
-    text = [markdown_table(["game", "method", "runs", "return, temperature 1", "return, temperature 0",
-                            "evaluation SE / seed std", "real steps", "wall time per run", "code (commits)"],
-                           rows), "",
-            "World models of the SimPLe runs, on the held-out collection after their last epoch (reward accuracy: "
-            "SimPLe's, the share of 128 rollouts whose predicted cumulative reward is right after N steps):", "",
-            markdown_table(["game", "run", "epoch", "pixel accuracy", "reward accuracy at 12", "at 50"],
-                           [[g, n, m["epoch"], f"{m['pixel_accuracy']:.4f}", metric(m, "reward_accuracy/at_12"),
-                             metric(m, "reward_accuracy/at_50")] for g, n, m in world_models]), ""]
+        rows = game_rows(archive_dir, game)
+        reported += rows.reported
+        tried += rows.tried
+        world_models += [(game, name, m) for name, m in rows.world_models]
+        if rows.evaluated:
+            figures.append((game, draw(rows.evaluated, game, FLAGS.docs)))
+    header = ["game", "method", "runs", "return, temperature 1", "return, temperature 0", "evaluation SE / seed std",
+              "real steps", "wall time per run", "code (commits)"]
+    text = [markdown_table(header, reported), ""]
+    if tried:
+        text += ["Not reported cells, and in no across-games statistic: the SimPLe sets tried on a game's seed 0 "
+                 "before its set was chosen (the journal, [results_journal.md](results_journal.md), has each "
+                 "choice), DreamerV2's ablations and variant, and DQN@100K before its replay fix.", "",
+                 markdown_table(header, tried), ""]
+    text += ["World models of the SimPLe runs, on the held-out collection after their last epoch (reward accuracy: "
+             "SimPLe's, the share of 128 rollouts whose predicted cumulative reward is right after N steps):", "",
+             markdown_table(["game", "run", "epoch", "pixel accuracy", "reward accuracy at 12", "at 50"],
+                            [[g, n, m["epoch"], f"{m['pixel_accuracy']:.4f}", metric(m, "reward_accuracy/at_12"),
+                              metric(m, "reward_accuracy/at_50")] for g, n, m in world_models]), ""]
     text += [f"![MinAtar {game}](results/{os.path.basename(path)})" for game, path in figures]
     path = os.path.join(FLAGS.docs, "results.md")
     replace_between(path, BEGIN, END, "\n".join(text))
