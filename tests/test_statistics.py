@@ -255,7 +255,7 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
 
     from rlkit.errors import UserError
     from rlkit.rl.analysis.minatar_results import TAG, keep_pending, promote
-    from rlkit.rl.analysis.run_archive import code_versions, evaluations
+    from rlkit.rl.analysis.run_archive import code_versions, evaluations, long_evaluation
     from rlkit.summaries import write_summaries
 
     runs, pending, archived = (tmp_path / name / "breakout" for name in ("runs", "pending", "archive"))
@@ -282,11 +282,14 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
 
     (runs / "ppo_100k_s1" / "policy").mkdir()
     (runs / "ppo_100k_s1" / "policy" / "saved_model.pb").write_bytes(b"")
+    long_evaluation_summary(runs / "long_eval" / "ppo_100k_s0", 2.1, 1.0, 2048)  # seed 0's policy again
     keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])
+    assert (pending / "ppo_100k_s0" / "long_eval.json").exists()  # joins its pending run
     promote(str(pending), str(archived), "ppo_100k")
     assert not list(pending.iterdir())
     cell = [str(archived / f"ppo_100k_s{seed}") for seed in (0, 1)]
     assert code_versions(cell) == "aaaaaaa" and [evaluations(run)[-1][1] for run in cell] == [2.0, 3.0]
+    assert long_evaluation(cell[0])[0] == 2.1 and long_evaluation(cell[1]) is None
     keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])  # archived already: not again
     assert not list(pending.iterdir())
 

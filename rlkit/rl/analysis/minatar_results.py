@@ -121,17 +121,22 @@ def archive(runs_dir, archive_dir, prefixes):
         for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
             if os.path.isdir(run) and archive_run(run, os.path.join(archive_dir, os.path.basename(run))):
                 print(f"archived {run}")
-        for summary in sorted(glob.glob(os.path.join(runs_dir, "long_eval", f"{prefix}_s*", "summary.json"))):
-            name = os.path.basename(os.path.dirname(summary))
-            if archive_long_evaluation(summary, os.path.join(archive_dir, name)):
-                print(f"archived {os.path.dirname(summary)}")
+        archive_long_evaluations(runs_dir, archive_dir, prefix)
+
+
+def archive_long_evaluations(runs_dir, records_dir, prefix):
+    """Copies each long evaluation RUNS_DIR/long_eval/PREFIX_sSEED beside its run's record in RECORDS_DIR."""
+    for summary in sorted(glob.glob(os.path.join(runs_dir, "long_eval", f"{prefix}_s*", "summary.json"))):
+        name = os.path.basename(os.path.dirname(summary))
+        if archive_long_evaluation(summary, os.path.join(records_dir, name)):
+            print(f"archived {os.path.dirname(summary)} into {os.path.join(records_dir, name)}")
 
 
 def keep_pending(runs_dir, pending_dir, archive_dir, prefixes):
     """Archives each finished run RUNS_DIR/PREFIX_sSEED into PENDING_DIR/PREFIX_sSEED, where no
     table reads it, unless ARCHIVE_DIR or PENDING_DIR holds the same run already (the same provenance
     record and evaluations): a rerun that is to replace a cell waits there for its cell's other seeds, kept
-    in the repository should the machine that made it be lost."""
+    in the repository should the machine that made it be lost. A pending run's long evaluation joins it."""
     for prefix in prefixes:
         for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
             name = os.path.basename(run)
@@ -140,6 +145,7 @@ def keep_pending(runs_dir, pending_dir, archive_dir, prefixes):
                 continue
             if archive_run(run, os.path.join(pending_dir, name)):
                 print(f"pending {run}")
+        archive_long_evaluations(runs_dir, pending_dir, prefix)
 
 
 def same_run(run, archived):
