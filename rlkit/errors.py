@@ -100,12 +100,36 @@ class Stopped(KeyboardInterrupt):
 _stop_asked = []  # "Ctrl-C" or "SIGTERM" once one has asked this command to stop
 
 
+def _in_finalizer(frame):
+    """Whether `frame` runs inside an object's __del__ (TensorFlow's traced functions have one,
+    run whenever the garbage collector frees them), where Python prints an exception and drops it."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _ask_again_soon(signum):
+    """The signal sent again in 10 ms, from a timer thread: its handler runs in the main thread
+    as ever, by then past the finalizer."""
+    timer = threading.Timer(0.01, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
+
+
 def _raise_stopped(signum, frame):
+    if _in_finalizer(frame):  # raised there, the stop would be lost and the command go on
+        _ask_again_soon(signum)
+        return
     _stop_asked.append("SIGTERM")
     raise Stopped()
 
 
 def _raise_interrupted(signum, frame):
+    if _in_finalizer(frame):
+        _ask_again_soon(signum)
+        return
     _stop_asked.append("Ctrl-C")
     raise KeyboardInterrupt()
 

@@ -280,6 +280,37 @@ def test_a_signal_that_tensorflow_turns_into_its_own_error_still_stops_with_one_
         status, f"stopped by {said}: nothing was left half-written\n"), process.stderr[-3000:]
 
 
+STOPPED_INSIDE_A_FINALIZER = """
+import gc, os, signal, sys, time
+from rlkit.errors import run_command
+
+class FreedLater:  # as TensorFlow's traced functions, freed by the garbage collector
+    def __del__(self):
+        os.kill(os.getpid(), signal.{name})
+        time.sleep(0.1)  # the handler runs here, inside __del__, where an exception is dropped
+
+def main(argv):
+    FreedLater()
+    gc.collect()
+    time.sleep(30)
+    print("went on")
+
+run_command(main)
+"""
+
+
+@pytest.mark.parametrize("name, status, said", [("SIGINT", 130, "Ctrl-C"), ("SIGTERM", 143, "SIGTERM")])
+def test_a_signal_that_lands_in_a_finalizer_still_stops_the_command(name, status, said):
+    # The sixty-fourth session's SimPLe run went on after its SIGTERM landed in a traced function's __del__.
+    started = time.monotonic()
+    process = subprocess.run([sys.executable, "-c", STOPPED_INSIDE_A_FINALIZER.format(name=name)],
+                             capture_output=True, text=True, timeout=60,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert (process.returncode, process.stderr, process.stdout) == (
+        status, f"stopped by {said}: nothing was left half-written\n", ""), process.stderr[-3000:]
+    assert time.monotonic() - started < 25  # stopped in the sleep, not after it
+
+
 @pytest.mark.parametrize("signum, stop", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Stopped)])
 def test_a_signal_during_a_checkpoint_save_stops_the_command_once_the_save_is_done(signum, stop):
     # Handlers as a command has them (pytest-xdist's workers ignore SIGINT).
