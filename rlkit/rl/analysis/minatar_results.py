@@ -231,7 +231,7 @@ GameRows = collections.namedtuple("GameRows", "reported tried world_models evalu
 def game_rows(archive_dir, game):
     """`GameRows` of one game's archived runs."""
     reported, tried, world_models, evaluated = [], [], [], []
-    simple = best_simple_runs()[game]
+    reported_prefixes = {prefix for prefix, _ in reported_methods(game)}
     for prefix, label in METHODS:
         runs = archived_runs(archive_dir, game, prefix)
         if not runs:
@@ -239,7 +239,7 @@ def game_rows(archive_dir, game):
         evaluated += runs
         world_models += [(os.path.basename(run), metrics) for run in runs
                          if prefix.startswith("simple") and (metrics := world_model_metrics(run))]
-        rows = reported if prefix in REPORTED or prefix == simple else tried
+        rows = reported if prefix in reported_prefixes else tried
         counted, left_out = counted_runs(runs)
         rows.append(method_row(game, label, counted, left_out, real_steps=prefix != "random"))
         unseen = without_selection_seeds(game, prefix, counted)
@@ -315,6 +315,13 @@ def best_simple_runs(path=SIMPLE_SETS):
     return {game: prefix for game, _, prefix in rows}
 
 
+def reported_methods(game):
+    """(run prefix, label) of one game's reported cells: its SimPLe set (simple_sets.txt), then
+    `REPORTED`'s methods in table order."""
+    simple = best_simple_runs()[game]
+    return [(simple, f"SimPLe ({simple})")] + [method for method in METHODS if method[0] in REPORTED]
+
+
 def statistics_section(archive_dir, docs_dir, reps=10_000):
     """Across the five games: IQM and optimality gap of normalised scores (random 0, PPO@1M 1) with
     stratified-bootstrap CIs, the probability of improving on each of `COMPARED_WITH`, and the performance
@@ -364,11 +371,9 @@ def noise_section(archive_dir):
     evaluation noise leaves; from the long evaluations where there are), how many episodes an
     evaluation needs for its SE to be half of that spread, and whether the evaluation the results
     table uses has them."""
-    simple = best_simple_runs()
     rows = []
     for game in GAMES:
-        methods = [(simple[game], f"SimPLe ({simple[game]})")] + [m for m in METHODS if m[0] in REPORTED]
-        for prefix, label in methods:
+        for prefix, label in reported_methods(game):
             counted, _ = counted_runs(archived_runs(archive_dir, game, prefix))
             if len(counted) < 2:
                 continue
