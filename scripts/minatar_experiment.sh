@@ -43,6 +43,11 @@
 # tables still lack; RERUN=1 runs it again. DRY_RUN=1 prints the commands that would run, and runs none.
 # JOBS=N runs N at a time, each with TensorFlow on (cores / N) threads unless TF_NUM_INTRAOP_THREADS
 # says otherwise (as Ray's trials in rlkit.rl.lab), its output in RUNS/GAME/RUN.log; Ctrl-C or SIGTERM stops them all (each run resumes on rerun).
+# FINAL_EPISODES=N: every trained run's final evaluation plays N episodes (final_eval_batch_size=N),
+# for the cells whose final evaluations the noise table finds short of the episodes it asks for.
+# Run from a checkout of an older commit (cd there, then bash THIS_SCRIPT), the runs execute that
+# commit's rlkit, as their provenance.json records:
+#   cd OLD_CHECKOUT && FINAL_EPISODES=512 ONLY=dreamer RERUN=1 bash /path/to/main/scripts/minatar_experiment.sh RUNS freeway
 # A seed's numbers repeat at the same thread count (docs/model_free.md), so JOBS changes them.
 # JOBS=2 does 1.9-2x the training steps of JOBS=1 on 2 cores (scripts/bench_jobs.py, docs/benchmarks.md).
 set -euo pipefail
@@ -59,6 +64,9 @@ archive=${ARCHIVE:-$repo/docs/results/runs}
 simple_sets=$repo/docs/results/simple_sets.txt
 jobs_at_once=${JOBS:-1}
 [[ "$jobs_at_once" =~ ^[1-9][0-9]*$ ]] || { echo "JOBS=$jobs_at_once: give how many runs at a time, 1 or more" >&2; exit 2; }
+[[ "${FINAL_EPISODES:-1}" =~ ^[1-9][0-9]*$ ]] || {
+  echo "FINAL_EPISODES=$FINAL_EPISODES: give how many episodes each final evaluation plays, 1 or more" >&2; exit 2; }
+final_episodes=${FINAL_EPISODES:+,final_eval_batch_size=$FINAL_EPISODES}  # after every trained run's game
 threads=$(( $(nproc) / jobs_at_once )); [ "$threads" -ge 1 ] || threads=1
 started=() logs=() running_now=
 
@@ -154,13 +162,13 @@ for game in "${games[@]}"; do
       [ -f "$dir/random_s$seed/summary.json" ] || launch "$dir/random_s$seed" $python -m rlkit.rl.evaluator --agent=random \
         --hparams_set=rlmf_minatar --hparams="game=minatar/$game" --seed="$seed" --eval_metrics_dir="$dir/random_s$seed"
       launch "$dir/ppo_100k_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
-        --hparams="game=minatar/$game" --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
+        --hparams="game=minatar/$game$final_episodes" --seed="$seed" --output_dir="$dir/ppo_100k_s$seed"
     done
     if [ "${ONLY:-}" != model_free_100k ]; then
       seeds ppo_1m "$game"
       for seed in $seed_list; do
         launch "$dir/ppo_1m_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar \
-          --hparams="game=minatar/$game$ppo_1m_hparams" --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
+          --hparams="game=minatar/$game$ppo_1m_hparams$final_episodes" --seed="$seed" --output_dir="$dir/ppo_1m_s$seed"
       done
     fi
   fi
@@ -168,13 +176,13 @@ for game in "${games[@]}"; do
     seeds dqn "$game"
     for seed in $seed_list; do
       launch "$dir/dqn_100k_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_dqn_minatar_data_efficient \
-        --hparams="game=minatar/$game" --seed="$seed" --output_dir="$dir/dqn_100k_s$seed"
+        --hparams="game=minatar/$game$final_episodes" --seed="$seed" --output_dir="$dir/dqn_100k_s$seed"
     done
     if [ "${ONLY:-}" != dqn_100k ]; then
       seeds dqn_1m "$game"
       for seed in $seed_list; do
         launch "$dir/dqn_1m_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_dqn_minatar \
-          --hparams="game=minatar/$game$dqn_1m_hparams" --seed="$seed" --output_dir="$dir/dqn_1m_s$seed"
+          --hparams="game=minatar/$game$dqn_1m_hparams$final_episodes" --seed="$seed" --output_dir="$dir/dqn_1m_s$seed"
       done
     fi
   fi
@@ -184,7 +192,7 @@ for game in "${games[@]}"; do
     if [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
     seeds simple "$game"
     for seed in $seed_list; do
-      launch "$dir/${run}_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game" \
+      launch "$dir/${run}_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game$final_episodes" \
         --seed="$seed" --output_dir="$dir/${run}_s$seed"
     done
   fi
@@ -198,7 +206,7 @@ loop_rows() {
     seeds "$method" "$game"
     for seed in $seed_list; do
       launch "$runs/$game/${prefix}_s$seed" $python -m rlkit.rl.trainer_model_based \
-        --${flag}_set=$set_name --$flag="game=minatar/$game$extra" \
+        --${flag}_set=$set_name --$flag="game=minatar/$game$extra$final_episodes" \
         --seed="$seed" --output_dir="$runs/$game/${prefix}_s$seed"
     done
   done

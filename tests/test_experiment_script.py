@@ -150,6 +150,22 @@ def test_the_dreamer_v2_rows_name_float32_as_the_v3_rows_do(tmp_path):
     assert len(commands) == 6 and all(",compute_dtype=float32 " in c for c in commands)
 
 
+def test_final_episodes_sets_every_trained_runs_final_evaluation(tmp_path):
+    """FINAL_EPISODES=N (issue 68: cells whose final evaluations the noise table finds short): each
+    trained run's hparams end with final_eval_batch_size=N; the random policy's evaluation is its own."""
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    for only, count in (("dreamer", 3), ("dqn", 13), ("model_free", 13), ("simple", 5), ("simple_combined", 5)):
+        commands, _ = dry_run(runs, archive, "breakout", ONLY=only, FINAL_EPISODES="512")
+        trained = [c for c in commands if "--agent=random" not in c]
+        assert len(trained) == count and all(",final_eval_batch_size=512 --seed=" in c for c in trained), commands
+    assert all("final_eval_batch_size" not in c for c in dry_run(runs, archive, "breakout", ONLY="dreamer")[0])
+    result = subprocess.run(["bash", SCRIPT, str(runs)], capture_output=True, text=True, timeout=60,
+                            env=dict(os.environ, FINAL_EPISODES="many", PYTHON="python"))
+    assert result.returncode == 2 and result.stderr.splitlines() == [
+        "FINAL_EPISODES=many: give how many episodes each final evaluation plays, 1 or more"]
+    assert not runs.exists()
+
+
 @pytest.mark.parametrize("jobs", ["0", "two", "-1"])
 def test_a_bad_jobs_count_gets_one_line(tmp_path, jobs):
     result = subprocess.run(["bash", SCRIPT, str(tmp_path / "runs")], capture_output=True, text=True, timeout=60,
