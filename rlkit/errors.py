@@ -16,6 +16,7 @@ import re
 import signal
 import sys
 import threading
+import time
 import traceback
 
 from absl import app, logging
@@ -110,26 +111,41 @@ def _in_finalizer(frame):
     return False
 
 
-def _ask_again_soon(signum):
-    """The signal sent again in 10 ms, from a timer thread: its handler runs in the main thread
-    as ever, by then past the finalizer."""
-    timer = threading.Timer(0.01, os.kill, (os.getpid(), signum))
-    timer.daemon = True
-    timer.start()
+_deferred_stop = []  # the signal of a stop that landed in a finalizer, until it is raised outside one
+
+
+def _send_until_raised(signum):
+    """The signal sent again to the main thread every 10 ms, from a thread of its own, until its
+    handler raises the stop outside the finalizer. To the main thread itself, so that a wait there
+    (a sleep) is cut short as by the first; again and again, as one that lands while the main
+    thread runs C code (the garbage collector) waits for its next Python line to be handled."""
+    if _deferred_stop:
+        return  # already being sent
+    _deferred_stop.append(signum)
+
+    def send():
+        while _deferred_stop:
+            time.sleep(0.01)
+            if _deferred_stop:
+                signal.pthread_kill(threading.main_thread().ident, signum)
+
+    threading.Thread(target=send, daemon=True).start()
 
 
 def _raise_stopped(signum, frame):
     if _in_finalizer(frame):  # raised there, the stop would be lost and the command go on
-        _ask_again_soon(signum)
+        _send_until_raised(signum)
         return
+    _deferred_stop.clear()
     _stop_asked.append("SIGTERM")
     raise Stopped()
 
 
 def _raise_interrupted(signum, frame):
     if _in_finalizer(frame):
-        _ask_again_soon(signum)
+        _send_until_raised(signum)
         return
+    _deferred_stop.clear()
     _stop_asked.append("Ctrl-C")
     raise KeyboardInterrupt()
 
