@@ -25,7 +25,7 @@
 # (docs/results.md): 5 seeds, as SimPLe's own there (RUNS/freeway/simple_expected_100k_sS).
 # ONLY=dqn the DQN rows (issue 66): rlmf_dqn_minatar_data_efficient at 100K (10 seeds, RUNS/GAME/dqn_100k_sS)
 # and the MinAtar paper's DQN (rlmf_dqn_minatar) at 1M on Breakout and Space Invaders (3 seeds,
-# RUNS/GAME/dqn_1m_sS); ONLY=dqn_100k the first alone.
+# RUNS/GAME/dqn_1m_sS); ONLY=dqn_100k the first alone, ONLY=dqn_1m the second.
 # ONLY=dreamer_v3 the DreamerV3 rows (issue 67): dreamer_v3_minatar, fixed on tuning seeds (100 and up)
 # before these runs, seeds 0-4 on every game (RUNS/GAME/dreamer_v3_100k_sS), in float32 (dreamer_float32).
 # ONLY=simple_combined the one SimPLe set for every game (issue 68): rlmb_minatar_combined, seeds 0-4
@@ -173,11 +173,13 @@ for game in "${games[@]}"; do
     fi
   fi
   if [ -z "${ONLY:-}" ] || [ "${ONLY#dqn}" != "${ONLY:-}" ]; then
-    seeds dqn "$game"
-    for seed in $seed_list; do
-      launch "$dir/dqn_100k_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_dqn_minatar_data_efficient \
-        --hparams="game=minatar/$game$final_episodes" --seed="$seed" --output_dir="$dir/dqn_100k_s$seed"
-    done
+    if [ "${ONLY:-}" != dqn_1m ]; then
+      seeds dqn "$game"
+      for seed in $seed_list; do
+        launch "$dir/dqn_100k_s$seed" $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_dqn_minatar_data_efficient \
+          --hparams="game=minatar/$game$final_episodes" --seed="$seed" --output_dir="$dir/dqn_100k_s$seed"
+      done
+    fi
     if [ "${ONLY:-}" != dqn_100k ]; then
       seeds dqn_1m "$game"
       for seed in $seed_list; do

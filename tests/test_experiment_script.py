@@ -106,6 +106,7 @@ def test_the_dqn_rows_run_ten_seeds_at_100k_everywhere_and_three_at_1m_on_two_ga
     assert all("num_env_steps=1000000" in c and "/dqn_1m_s" in c for c in long)
     assert {c.split("--seed=")[1].split()[0] for c in short} == {str(s) for s in range(10)}
     assert len(dry_run(runs, archive, ONLY="dqn_100k")[0]) == 50
+    assert dry_run(runs, archive, ONLY="dqn_1m")[0] == long
 
 
 def test_the_expected_rewards_ablation_runs_freeways_five_seeds_alone(tmp_path):
