@@ -6,13 +6,16 @@ RUN/provenance.json is a list of records, the first the one the run started unde
 
     {"commit": "3eae756...", "dirty": false, "rlkit_version": "0.1.0", "python": "3.11.7",
      "tensorflow": "2.21.0", "keras": "3.12.0", "numpy": "2.1.3", "cpu": "Intel(R) Xeon(R) ...",
-     "native_bfloat16": true, "since": "2026-11-28T07:38:00"}
+     "cpu_id": "family 6 model 143 stepping 8", "native_bfloat16": true, "since": "2026-11-28T07:38:00"}
 
 `commit` is the git commit of the checkout rlkit is imported from, and `dirty` whether the code
 that runs (rlkit/ and setup.py) had uncommitted changes, with `changed` naming them; an installed
 rlkit outside a git checkout records `commit: null` and its version. `native_bfloat16` says
 whether the CPU computes bfloat16 natively, which decides what a set's `compute_dtype=auto`
-ran in (a CPU's model name need not tell). A rerun under the same code on the same kind of CPU
+ran in (a CPU's model name need not tell), and `cpu_id` the x86 CPU's family, model and stepping:
+virtualised CPUs often say only "AMD EPYC", and two such machines, both with bfloat16, trained
+the same DreamerV3 run (same commit, seed and threads) to different policies, where one of them
+repeated its own run bit for bit. A rerun under the same code on the same kind of CPU
 adds nothing; a rerun under other code (a resume after a pull) or on another CPU adds its record
 and says so in one warning line, so a run made by two commits or on two machines shows both. A
 finished run's rerun runs nothing and adds nothing (`cli.start_run`'s `finished`: each loop's
@@ -38,7 +41,9 @@ from rlkit.fileio import atomic_write_text
 PROVENANCE_FILE = "provenance.json"
 # What a run's numbers depend on; `since` (when the record was made) is not compared.
 CODE_KEYS = ("commit", "dirty", "changed", "rlkit_version", "python", "tensorflow", "keras", "numpy", "cpu",
-             "native_bfloat16")
+             "cpu_id", "native_bfloat16")
+# Keys records made before them lack: compared only where both records have them.
+LATER_KEYS = ("cpu_id",)
 # The paths whose uncommitted changes make a run's code differ from its commit.
 CODE_PATHS = ("rlkit", "setup.py")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -77,7 +82,7 @@ def _cpuinfo(field):
     """The value of /proc/cpuinfo's first `field` line (Linux), or None."""
     try:
         with open("/proc/cpuinfo") as f:
-            line = next((line for line in f if line.startswith(field)), None)
+            line = next((line for line in f if line.split(":", 1)[0].strip() == field), None)
     except OSError:
         return None
     return line.split(":", 1)[1].strip() if line else None
@@ -85,6 +90,12 @@ def _cpuinfo(field):
 
 def _cpu_model():
     return _cpuinfo("model name") or platform.processor() or platform.machine()
+
+
+def _cpu_id():
+    """'family 25 model 17 stepping 1' on x86 Linux (what tells one "AMD EPYC" from another), or None."""
+    family, model, stepping = (_cpuinfo(field) for field in ("cpu family", "model", "stepping"))
+    return f"family {family} model {model} stepping {stepping}" if family and model and stepping else None
 
 
 def native_bfloat16():
@@ -100,7 +111,8 @@ def current():
     record = {"commit": commit, "dirty": bool(changed), "changed": changed or [],
               "rlkit_version": _version("rlkit"), "python": platform.python_version(), "tensorflow": tensorflow,
               "keras": _version("keras"), "numpy": _version("numpy"), "cpu": _cpu_model(),
-              "native_bfloat16": native_bfloat16(), "since": datetime.datetime.now().isoformat(timespec="seconds")}
+              "cpu_id": _cpu_id(), "native_bfloat16": native_bfloat16(),
+              "since": datetime.datetime.now().isoformat(timespec="seconds")}
     if commit is None:
         record["dirty"] = None  # unknown: no git checkout to compare with
     return record
@@ -124,14 +136,15 @@ def describe(record):
 
 
 def same_code(a, b):
-    return all(a.get(k) == b.get(k) for k in CODE_KEYS)
+    return all(a.get(k) == b.get(k) for k in CODE_KEYS if k not in LATER_KEYS or (k in a and k in b))
 
 
 def machine(record):
     """The CPU a record ran on, for one line: its model name, and whether it computes bfloat16
     natively (two machines may share a model name, virtualised CPUs often say only "AMD EPYC",
     and differ in that, which changes what `compute_dtype=auto` runs in)."""
-    return (record.get("cpu") or "an unrecorded CPU") + (" with bfloat16" if record.get("native_bfloat16") else "")
+    return ((record.get("cpu") or "an unrecorded CPU") + (" with bfloat16" if record.get("native_bfloat16") else "")
+            + (f" ({record['cpu_id']})" if record.get("cpu_id") else ""))
 
 
 def record_run(run_dir, record=None):
