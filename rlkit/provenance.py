@@ -27,6 +27,7 @@ refused at its start must not pay for TensorFlow's import.
 """
 
 import datetime
+import functools
 import importlib.metadata
 import json
 import os
@@ -78,14 +79,24 @@ def _version(package):
         return None
 
 
-def _cpuinfo(field):
-    """The value of /proc/cpuinfo's first `field` line (Linux), or None."""
+@functools.lru_cache(maxsize=1)
+def _cpuinfo_fields():
+    """{field: value} of /proc/cpuinfo's first CPU (Linux; {} elsewhere), read once per process."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
-            line = next((line for line in f if line.split(":", 1)[0].strip() == field), None)
+            for line in f:
+                name, colon, value = line.partition(":")
+                if colon:
+                    fields.setdefault(name.strip(), value.strip())
     except OSError:
-        return None
-    return line.split(":", 1)[1].strip() if line else None
+        pass
+    return fields
+
+
+def _cpuinfo(field):
+    """The value of /proc/cpuinfo's first `field` line (Linux), or None."""
+    return _cpuinfo_fields().get(field)
 
 
 def _cpu_model():
@@ -140,9 +151,9 @@ def same_code(a, b):
 
 
 def machine(record):
-    """The CPU a record ran on, for one line: its model name, and whether it computes bfloat16
+    """The CPU a record ran on, for one line: its model name, whether it computes bfloat16
     natively (two machines may share a model name, virtualised CPUs often say only "AMD EPYC",
-    and differ in that, which changes what `compute_dtype=auto` runs in)."""
+    and differ in that, which changes what `compute_dtype=auto` runs in), and its `cpu_id`."""
     return ((record.get("cpu") or "an unrecorded CPU") + (" with bfloat16" if record.get("native_bfloat16") else "")
             + (f" ({record['cpu_id']})" if record.get("cpu_id") else ""))
 
