@@ -21,8 +21,9 @@ setup(
         "imageio>=2.31",  # evaluation videos and the player's recordings, as MP4
         "imageio-ffmpeg>=0.4.9",  # ships the ffmpeg binary imageio writes MP4 with
         "numpy>=1.26",
-        # TensorFlow asks for ml_dtypes>=0.5.1; 0.7.0's extension takes ~0.8 s more CPU to load (3.6
-        # against 2.8 CPU-s to import rlkit, tensorflow and keras with 0.6.0), paid by every command.
+        # TensorFlow asks for ml_dtypes>=0.5.1; 0.7.0's extension takes 0.6-0.8 s more CPU to load
+        # (3.67 against 3.03 CPU-s to import rlkit, tensorflow and keras: docs/benchmarks.md), paid
+        # by every command and every TensorFlow start in the test suite.
         "ml_dtypes>=0.5.1,<0.7",
         "lz4>=4.0",  # the frame store's per-frame compression: decodes 3x faster than zlib
         "matplotlib>=3.8",  # learning curves (rlkit.rl.plot)
