@@ -234,6 +234,15 @@ def find_saved_hparams(path):
     return None
 
 
+def world_model_hparams(wm_dir):
+    """The hparams saved by the world model in `wm_dir` (--wm_dir), or by the loop run it is part of."""
+    hparams = find_saved_hparams(wm_dir)
+    if hparams is None:
+        raise UserError(f"no world model in --wm_dir={wm_dir!r} (no {HPARAMS_FILE} there or above it): point it "
+                        "at a trainer_world_model output dir or a trainer_model_based run's world_model/")
+    return hparams
+
+
 def load_hparams(FLAGS, run_dirs=(), add_defaults=None):  # noqa: N803
     """Gin and the hparams of a command that reads runs (evaluator, player): the saved hparams
     of the run that `run_dirs` belong to when there is one, else --hparams_set; then

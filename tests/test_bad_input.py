@@ -87,6 +87,19 @@ def test_bad_hparams_get_one_line_and_write_nothing(module, args, fragments, tmp
     assert not out.exists()
 
 
+# Found by hand: each analysis command met a directory without a run with a traceback.
+@pytest.mark.parametrize("module, args, fragments", [
+    ("rlkit.rl.analysis.check_rewards", ["--run={empty}"], ["no rlkit run in --run=", "trainer_model_based output dir"]),
+    ("rlkit.rl.analysis.check_model_drift", ["--run={empty}/missing"], ["no rlkit run in --run="]),
+    ("rlkit.rl.analysis.check_simulated_reward", ["--run={empty}"], ["no rlkit run in --run="]),
+    ("rlkit.rl.analysis.check_episode_ends", ["--wm_dir={empty}", "--data_dir={empty}"],
+     ["no world model in --wm_dir=", "trainer_world_model output dir"]),
+])
+def test_an_analysis_command_pointed_at_no_run_gets_one_line(module, args, fragments, tmp_path):
+    assert_one_line_error(run_module(module, *(arg.format(empty=tmp_path) for arg in args)), *fragments)
+    assert not os.listdir(tmp_path)
+
+
 # The same checks in process (every command applies overrides through them, as above).
 @pytest.mark.parametrize("set_name, overrides, message", [
     ("rlmb_tiny", "ppo.gamma=1.5", r"^hparam 'ppo\.gamma' = 1\.5: must be a discount in \[0, 1\]$"),

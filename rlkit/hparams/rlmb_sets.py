@@ -16,6 +16,10 @@ from rlkit.hparams.world_model_sets import (next_frame_basic_stochastic_discrete
                                             next_frame_basic_stochastic_discrete_tiny, next_frame_minatar,
                                             next_frame_pixel_noise, next_frame_pong_cpu)
 
+# The world model's env hands out its reward head's likeliest class (SimPLe's) or its mean
+# (rlkit.rl.loops.simulated_env).
+SIMULATED_REWARDS = ("likeliest", "expected")
+
 
 def check_simple_loop_together(run, prefix, _):
     expect_family(run, "world_model", "next_frame", prefix, "next_frame_minatar")
@@ -44,7 +48,7 @@ register_family("simple", dict(  # the loop's own values, beside the run's (rlki
     collection=one_of("learner", "policy"), real_num_envs=positive, real_rollout_length=positive,
     simulated_num_envs=positive, simulated_ppo_iterations=positive, simulated_rollout_length=positive,
     simulated_steps_per_epoch=positive, simulated_temperature=non_negative,
-    simulated_reward=one_of("likeliest", "expected"), longer_training_epochs=list_of(non_negative),
+    simulated_reward=one_of(*SIMULATED_REWARDS), longer_training_epochs=list_of(non_negative),
     longer_training_factor=positive, checkpoint_every_iterations=positive, keep_checkpoints=positive,
     reward_accuracy_lengths=non_empty_list_of(positive), reward_accuracy_rollouts=positive,
 ), together=check_simple_loop_together, dev=shrink_simple_loop_for_dev)

@@ -25,13 +25,11 @@ from rlkit import cli
 from rlkit.data_generators.frame_store import FrameStore
 from rlkit.data_generators.make_env import check_stored_data
 from rlkit.errors import UserError, run_command
-from rlkit.models.world_model import end_target, imagine
 from rlkit.rl.analysis.check_rewards import ranked_above, real_steps
 from rlkit.rl.loops import trains_world_model
-from rlkit.rl.loops.world_model_training import (
-    actions_and_pixel_values_of,
-    load_world_model,
-)
+
+# TensorFlow and the modules that import it (about 3 s) are imported where they are used, so
+# --help and a mistake in the flags are answered at once.
 
 
 def define_flags():
@@ -65,11 +63,14 @@ def main(argv):
         raise UserError("--wm_dir is required: " + FLAGS["wm_dir"].help)
     if not FLAGS.data_dir:
         raise UserError("--data_dir is required: " + FLAGS["data_dir"].help)
-    hparams = cli.find_saved_hparams(FLAGS.wm_dir)  # a world model's own, or its loop run's
+    hparams = cli.world_model_hparams(FLAGS.wm_dir)  # a world model's own, or its loop run's
     if trains_world_model(hparams):  # a loop run's world model: the data must have its frames
         check_stored_data(hparams, FLAGS.data_dir, "--data_dir",
                           remedy=f"give the data/ dir of a {hparams.game} run with the world model's frames")
         hparams = hparams.world_model
+    from rlkit.models.world_model import end_target, imagine
+    from rlkit.rl.loops.world_model_training import actions_and_pixel_values_of, load_world_model
+
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
     store = FrameStore(FLAGS.data_dir, epochs)
     num_actions, pixel_values = actions_and_pixel_values_of(FLAGS.data_dir)

@@ -26,13 +26,16 @@ from absl import flags
 
 from rlkit.data_generators.minatar import channel_names, is_minatar_game
 from rlkit.errors import UserError, run_command
-from rlkit.models.world_model import imagine
-from rlkit.rl.loops.world_model_training import load_loop_run
+
+# TensorFlow and the modules that import it (about 3 s) are imported where they are used, so
+# --help and a mistake in the flags are answered at once.
 
 
 def rollouts(model, windows, context, actions, temperature):
     """The model's frames [N, T, H, W, C], rewards [N, T] and ends [N, T] from the windows'
     context frames through `actions` [N, T], each step on the frames it predicted before."""
+    from rlkit.models.world_model import imagine
+
     frames, rewards, ends, _, _ = imagine(model, windows["frames"][:, :context], actions, temperature=temperature,
                                           history_actions=windows["actions"][:, :context - 1])
     return frames, rewards, ends
@@ -58,6 +61,8 @@ def main(argv):
     del argv
     if not FLAGS.run:
         raise UserError("--run is required: " + FLAGS["run"].help)
+    from rlkit.rl.loops.world_model_training import load_loop_run
+
     hparams, action_space, _, model, store = load_loop_run(FLAGS.run, wm_dir=FLAGS.wm_dir)
     if FLAGS.frame_decoding:  # before the model's step is traced, which reads it
         model.hparams.frame_decoding = FLAGS.frame_decoding

@@ -27,12 +27,13 @@ almost always right. This is the check for games whose rewards are rare (docs/re
 import os
 
 import numpy as np
-import tensorflow as tf
 from absl import flags
 
 from rlkit.errors import UserError, run_command
 from rlkit.rl.experiments.curves import read_scalar
-from rlkit.rl.loops.world_model_training import load_loop_run
+
+# TensorFlow and the modules that import it (about 3 s) are imported where they are used, so
+# --help and a mistake in the flags are answered at once.
 
 BATCH = 32  # windows per model call: a batch of Atari frames' pixel logits takes hundreds of MB
 
@@ -42,6 +43,8 @@ def real_steps(model, store, steps, context, temperature):
     real frames ending at each step (padded at an episode's start), the frames [B, k, H, W, C],
     each step's action [B] and the model's state after the frames before it, as the world model's
     env starts from stored frames."""
+    import tensorflow as tf
+
     for first in range(0, len(steps), BATCH):
         windows = [store.window(episode, position - context + 1, context) for episode, position in steps[first:][:BATCH]]
         frames = tf.constant(np.stack([w["frames"] for w in windows]))
@@ -94,6 +97,8 @@ def main(argv):
     if not FLAGS.run:
         raise UserError("--run is required: " + FLAGS["run"].help)
     epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
+    from rlkit.rl.loops.world_model_training import load_loop_run
+
     hparams, action_space, _, model, store = load_loop_run(FLAGS.run, epochs, wm_dir=FLAGS.wm_dir)
     num_actions = int(action_space.n)
     context = model.hparams.num_context_frames

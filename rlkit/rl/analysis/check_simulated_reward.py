@@ -17,25 +17,30 @@ entropy at the end, and the real evaluation returns at each temperature.
 
 import tempfile
 
-import keras
 import numpy as np
-import tensorflow as tf
 from absl import flags
 
 from rlkit.data_generators.batch_env import FrameStack
 from rlkit.errors import UserError, run_command
 from rlkit.hparams.registry import apply_overrides
+from rlkit.hparams.rlmb_sets import SIMULATED_REWARDS
 from rlkit.rl.experiments.curves import read_scalar
 from rlkit.rl.learners.learner import build_learner
-from rlkit.rl.loops import evaluation
-from rlkit.rl.loops.on_policy import train_on_policy
 from rlkit.rl.loops.simple import simulated_iterations_target
-from rlkit.rl.loops.simulated_env import SIMULATED_REWARDS, SimulatedBatchEnv
-from rlkit.rl.loops.world_model_training import load_loop_run
+
+# TensorFlow and the modules that import it (about 3 s) are imported where they are used, so
+# --help and a mistake in the flags are answered at once.
 
 
 def train_and_evaluate(hparams, model, store, action_space, meanings, iterations, seed):
     """(training rollouts' rewards [iterations], the last entropy, {eval cell: mean return})."""
+    import keras
+    import tensorflow as tf
+
+    from rlkit.rl.loops import evaluation
+    from rlkit.rl.loops.on_policy import train_on_policy
+    from rlkit.rl.loops.simulated_env import SimulatedBatchEnv
+
     keras.utils.set_random_seed(seed)
     env = SimulatedBatchEnv(model, store, hparams.simulated_num_envs, action_space, meanings,
                             hparams.simulated_temperature, reward=hparams.simulated_reward)
@@ -75,6 +80,7 @@ def main(argv):
     del argv
     if not FLAGS.run:
         raise UserError("--run is required: " + FLAGS["run"].help)
+    from rlkit.rl.loops.world_model_training import load_loop_run
 
     hparams, action_space, meanings, model, store = load_loop_run(FLAGS.run, wm_dir=FLAGS.wm_dir)
     if hparams.get("loop") != "simple":  # data alone (collect's): no loop settings to train PPO with

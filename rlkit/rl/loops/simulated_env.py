@@ -25,10 +25,9 @@ import numpy as np
 import tensorflow as tf
 
 from rlkit.data_generators.batch_env import BatchEnv
+from rlkit.hparams.rlmb_sets import SIMULATED_REWARDS
 from rlkit.models.world_model import end_target
 from rlkit.rl.loops.rollout import EpisodeStats, Rollout
-
-SIMULATED_REWARDS = ("likeliest", "expected")
 
 
 class SimulatedBatchEnv(BatchEnv):

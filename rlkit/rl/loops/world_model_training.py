@@ -147,9 +147,12 @@ def load_loop_run(run_dir, data_epochs=None, wm_dir=None):
     )
 
     hparams = cli.saved_hparams(run_dir)
+    if hparams is None:
+        raise UserError(f"no rlkit run in --run={run_dir!r} (no {cli.HPARAMS_FILE}): point it at a "
+                        "trainer_model_based output dir")
     action_space, meanings = action_space_of(hparams)
     if wm_dir:
-        model_hparams = cli.find_saved_hparams(wm_dir)  # a world model's own, or its loop run's
+        model_hparams = cli.world_model_hparams(wm_dir)  # a world model's own, or its loop run's
         if trains_world_model(model_hparams):  # a loop run's: its frames must be its data's
             check_stored_data(model_hparams, os.path.join(run_dir, "data"), "--run",
                               remedy=f"check a world model of {hparams.game} (--wm_dir), or a run of {model_hparams.game}")
