@@ -234,6 +234,17 @@ def find_saved_hparams(path):
     return None
 
 
+def data_epochs(value):
+    """The data epochs --data_epochs lists ("2,3", or absl's list of them), or None where it is not given."""
+    if not value:
+        return None
+    listed = value.split(",") if isinstance(value, str) else value
+    try:
+        return [int(epoch) for epoch in listed]
+    except ValueError:
+        raise UserError(f"--data_epochs={','.join(listed)}: give data epoch numbers, e.g. 3 or 2,3") from None
+
+
 def world_model_hparams(wm_dir):
     """The hparams saved by the world model in `wm_dir` (--wm_dir), or by the loop run it is part of."""
     hparams = find_saved_hparams(wm_dir)

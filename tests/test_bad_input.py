@@ -87,13 +87,17 @@ def test_bad_hparams_get_one_line_and_write_nothing(module, args, fragments, tmp
     assert not out.exists()
 
 
-# Found by hand: each analysis command met a directory without a run with a traceback.
+# Found by hand: each analysis command met a directory without a run, or epochs that are not numbers,
+# with a traceback.
 @pytest.mark.parametrize("module, args, fragments", [
     ("rlkit.rl.analysis.check_rewards", ["--run={empty}"], ["no rlkit run in --run=", "trainer_model_based output dir"]),
     ("rlkit.rl.analysis.check_model_drift", ["--run={empty}/missing"], ["no rlkit run in --run="]),
     ("rlkit.rl.analysis.check_simulated_reward", ["--run={empty}"], ["no rlkit run in --run="]),
     ("rlkit.rl.analysis.check_episode_ends", ["--wm_dir={empty}", "--data_dir={empty}"],
      ["no world model in --wm_dir=", "trainer_world_model output dir"]),
+    ("rlkit.rl.analysis.check_model_drift", ["--run={empty}", "--data_epochs=last"], ["--data_epochs=last", "numbers"]),
+    ("rlkit.rl.analysis.minatar_results", ["--docs={empty}"], ["has no results.md", "repository's root"]),
+    ("rlkit.rl.analysis.minatar_results", ["--runs={empty}/runs", "--docs={empty}"], ["does not exist", "minatar_experiment.sh"]),
 ])
 def test_an_analysis_command_pointed_at_no_run_gets_one_line(module, args, fragments, tmp_path):
     assert_one_line_error(run_module(module, *(arg.format(empty=tmp_path) for arg in args)), *fragments)

@@ -80,10 +80,7 @@ def main(argv):
     if data_dir:  # a world model of the run's frames steps from these: they must be its game's
         check_stored_data(hparams, data_dir, "--data_dir", remedy=f"give the data/ dir of a {hparams.game} run "
                           f"with the world model's frames")
-    try:
-        data_epochs = [int(e) for e in FLAGS.data_epochs] if FLAGS.data_epochs else None
-    except ValueError:
-        raise UserError(f"--data_epochs={','.join(FLAGS.data_epochs)}: give data epoch numbers, e.g. 3 or 2,3") from None
+    data_epochs = cli.data_epochs(FLAGS.data_epochs)
     # TensorFlow loads (about 5 s) once the flags are checked.
     import tensorflow as tf
 

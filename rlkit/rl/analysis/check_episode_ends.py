@@ -63,6 +63,7 @@ def main(argv):
         raise UserError("--wm_dir is required: " + FLAGS["wm_dir"].help)
     if not FLAGS.data_dir:
         raise UserError("--data_dir is required: " + FLAGS["data_dir"].help)
+    epochs = cli.data_epochs(FLAGS.data_epochs)
     hparams = cli.world_model_hparams(FLAGS.wm_dir)  # a world model's own, or its loop run's
     if trains_world_model(hparams):  # a loop run's world model: the data must have its frames
         check_stored_data(hparams, FLAGS.data_dir, "--data_dir",
@@ -71,7 +72,6 @@ def main(argv):
     from rlkit.models.world_model import end_target, imagine
     from rlkit.rl.loops.world_model_training import actions_and_pixel_values_of, load_world_model
 
-    epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
     store = FrameStore(FLAGS.data_dir, epochs)
     num_actions, pixel_values = actions_and_pixel_values_of(FLAGS.data_dir)
     if FLAGS.frame_decoding:  # before the model's step is traced, which reads it

@@ -24,6 +24,7 @@ fades (the model's count falls below the real one) is one the policy never learn
 import numpy as np
 from absl import flags
 
+from rlkit import cli
 from rlkit.data_generators.minatar import channel_names, is_minatar_game
 from rlkit.errors import UserError, run_command
 
@@ -61,6 +62,7 @@ def main(argv):
     del argv
     if not FLAGS.run:
         raise UserError("--run is required: " + FLAGS["run"].help)
+    epochs = cli.data_epochs(FLAGS.data_epochs)
     from rlkit.rl.loops.world_model_training import load_loop_run
 
     hparams, action_space, _, model, store = load_loop_run(FLAGS.run, wm_dir=FLAGS.wm_dir)
@@ -68,7 +70,7 @@ def main(argv):
         model.hparams.frame_decoding = FLAGS.frame_decoding
     if not is_minatar_game(hparams.game):
         raise UserError(f"{hparams.game} is not a MinAtar game: its channels are colours, not objects")
-    epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else [max(e.epoch for e in store.episodes)]
+    epochs = epochs or [max(e.epoch for e in store.episodes)]
     context = model.hparams.num_context_frames
     windows = store.windows(np.random.default_rng(FLAGS.seed), FLAGS.rollouts, context + FLAGS.horizon, epochs)
     if windows is None:

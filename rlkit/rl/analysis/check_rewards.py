@@ -29,6 +29,7 @@ import os
 import numpy as np
 from absl import flags
 
+from rlkit import cli
 from rlkit.errors import UserError, run_command
 from rlkit.rl.experiments.curves import read_scalar
 
@@ -96,7 +97,7 @@ def main(argv):
     del argv
     if not FLAGS.run:
         raise UserError("--run is required: " + FLAGS["run"].help)
-    epochs = [int(e) for e in FLAGS.data_epochs.split(",")] if FLAGS.data_epochs else None
+    epochs = cli.data_epochs(FLAGS.data_epochs)
     from rlkit.rl.loops.world_model_training import load_loop_run
 
     hparams, action_space, _, model, store = load_loop_run(FLAGS.run, epochs, wm_dir=FLAGS.wm_dir)
