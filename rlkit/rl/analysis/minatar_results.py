@@ -506,6 +506,11 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     del argv
+    all_prefixes = [prefix for prefix, _ in METHODS]
+    unknown = [prefix for prefix in FLAGS.prefixes if prefix not in all_prefixes]
+    if unknown:
+        raise UserError(f"--prefixes: no method's runs are named {unknown[0]}_sSEED"
+                        + did_you_mean(unknown[0], all_prefixes))
     for flag, runs in (("--runs", FLAGS.runs), ("--pong_runs", FLAGS.pong_runs)):
         if runs and not os.path.isdir(runs):
             raise UserError(f"{flag}={runs!r} does not exist: give the RUNS dir scripts/minatar_experiment.sh wrote")
@@ -513,11 +518,6 @@ def main(argv):
         raise UserError(f"--docs={FLAGS.docs!r} has no results.md: run this from the repository's root, or give "
                         "--docs=DIR, its docs dir")
     archive_dir, pending_dir = (os.path.join(FLAGS.docs, "results", name) for name in ("runs", "pending"))
-    all_prefixes = [prefix for prefix, _ in METHODS]
-    unknown = [prefix for prefix in FLAGS.prefixes if prefix not in all_prefixes]
-    if unknown:
-        raise UserError(f"--prefixes: no method's runs are named {unknown[0]}_sSEED"
-                        + did_you_mean(unknown[0], all_prefixes))
     prefixes = FLAGS.prefixes or all_prefixes
     if FLAGS.pending:
         if not FLAGS.runs:
