@@ -40,7 +40,8 @@
 # Every final evaluation (and the random policy's) plays 128 episodes per temperature.
 # A run whose record docs/results/runs/GAME/RUN archives as finished (minatar_results.py) and whose
 # directory is not under RUNS (a fresh machine) is skipped, so a new session starts only what the
-# tables still lack; RERUN=1 runs it again. DRY_RUN=1 prints the commands that would run, and runs none.
+# tables still lack; RERUN=1 runs it again. A rerun finished and kept in docs/results/pending (its cell's
+# other seeds still to come) is skipped, RERUN or not. DRY_RUN=1 prints the commands that would run, and runs none.
 # JOBS=N runs N at a time, each with TensorFlow on (cores / N) threads unless TF_NUM_INTRAOP_THREADS
 # says otherwise (as Ray's trials in rlkit.rl.lab), its output in RUNS/GAME/RUN.log; Ctrl-C or SIGTERM stops them all (each run resumes on rerun).
 # FINAL_EPISODES=N: every trained run's final evaluation plays N episodes (final_eval_batch_size=N),
@@ -61,6 +62,7 @@ games=("$@")
 python=${PYTHON:-python}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 archive=${ARCHIVE:-$repo/docs/results/runs}
+pending=$(dirname "$archive")/pending  # reruns waiting for their cell's other seeds, beside the archive
 simple_sets=$repo/docs/results/simple_sets.txt
 jobs_at_once=${JOBS:-1}
 [[ "$jobs_at_once" =~ ^[1-9][0-9]*$ ]] || { echo "JOBS=$jobs_at_once: give how many runs at a time, 1 or more" >&2; exit 2; }
@@ -82,13 +84,17 @@ now() {  # now COMMAND...: runs COMMAND to its end, or with DRY_RUN prints it
 
 # From the first run on, no command substitutions ($(...), <(...)): bash 5.2 fails a Ctrl-C trap
 # that lands in one ("unexpected EOF while looking for matching `)'"), leaving the runs going.
-launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive already holds RUN_DIR finished
+launch() {  # launch RUN_DIR COMMAND...: runs COMMAND unless the archive (or, RERUN or not, pending) holds it finished
   local run_dir=$1 game_dir=${1%/*}
   local name=${game_dir##*/}/${run_dir##*/}
-  local record="$archive/$name/run_info.json"
+  local record="$archive/$name/run_info.json" pending_record="$pending/$name/run_info.json"
   shift
   if [ -z "${RERUN:-}" ] && [ ! -d "$run_dir" ] && grep -q '"finished": true' "$record" 2>/dev/null; then
     echo "skipped $run_dir: archived as finished ($record)" >&2
+  elif [ ! -d "$run_dir" ] && grep -q '"finished": true' "$pending_record" 2>/dev/null; then
+    # A rerun kept as pending is this command's own product, waiting for its cell's other seeds
+    # (minatar_results --pending): running it again would cost hours for the same record.
+    echo "skipped $run_dir: finished and kept as pending ($pending_record; remove it to run it again)" >&2
   elif [ -z "${DRY_RUN:-}" ] && [ "$jobs_at_once" -gt 1 ]; then
     while count_running; [ "$running" -ge "$jobs_at_once" ]; do wait -n || true; done
     mkdir -p "$game_dir"

@@ -45,6 +45,13 @@ def test_a_fresh_machine_starts_only_the_runs_the_archive_lacks_finished(tmp_pat
     os.rmdir(runs / "asterix" / "simple_ending_steps_100k_s0")
     assert len(dry_run(runs, archive, "asterix", ONLY="simple", RERUN="1")[0]) == 3
 
+    # A rerun finished and kept as pending (beside the archive) waits for its cell's other seeds: not run again.
+    archive_record(tmp_path / "pending", "asterix", "simple_ending_steps_100k_s2", finished=True)
+    for rerun in ({}, {"RERUN": "1"}):
+        commands, stderr = dry_run(runs, archive, "asterix", ONLY="simple", **rerun)
+        assert not any(command.endswith("simple_ending_steps_100k_s2") for command in commands)
+        assert "kept as pending" in stderr and "simple_ending_steps_100k_s2" in stderr
+
 
 def test_long_evaluations_train_each_ppo_seed_first_and_skip_those_archived(tmp_path):
     """ONLY=long_eval: each seed's final policy evaluated on 2,048 episodes beside its run
