@@ -235,14 +235,13 @@ def find_saved_hparams(path):
 
 
 def data_epochs(value):
-    """The data epochs --data_epochs lists ("2,3", or absl's list of them), or None where it is not given."""
+    """The data epochs a --data_epochs list flag gives ("2,3"), or None where it is not given."""
     if not value:
         return None
-    listed = value.split(",") if isinstance(value, str) else value
     try:
-        return [int(epoch) for epoch in listed]
+        return [int(epoch) for epoch in value]
     except ValueError:
-        raise UserError(f"--data_epochs={','.join(listed)}: give data epoch numbers, e.g. 3 or 2,3") from None
+        raise UserError(f"--data_epochs={','.join(value)}: give data epoch numbers, e.g. 3 or 2,3") from None
 
 
 def world_model_hparams(wm_dir):

@@ -36,7 +36,7 @@ def define_flags():
     """Flags exist only when the module runs as a command, so importing it defines none."""
     flags.DEFINE_string("wm_dir", None, "a world model dir (trainer_world_model's, or a loop run's world_model/)")
     flags.DEFINE_string("data_dir", None, "the data dir its real episodes come from")
-    flags.DEFINE_string("data_epochs", None, "comma-separated data epochs (default all)")
+    flags.DEFINE_list("data_epochs", None, "comma-separated data epochs (default all)")
     flags.DEFINE_integer("episodes", 512, "complete episodes to check at most")
     flags.DEFINE_enum("frame_decoding", None, ["likeliest", "objects"],
                       "how the model's frames are read off its pixel probabilities (default: its hparams' "

@@ -46,7 +46,7 @@ def define_flags():
     """Flags exist only when the module runs as a command, so importing it defines none."""
     flags.DEFINE_string("run", None, "a trainer_model_based output dir of a MinAtar game")
     flags.DEFINE_string("wm_dir", None, "a world model of the run's game to check instead of its own")
-    flags.DEFINE_string("data_epochs", None, "comma-separated data epochs (default the last)")
+    flags.DEFINE_list("data_epochs", None, "comma-separated data epochs (default the last)")
     flags.DEFINE_integer("rollouts", 256, "windows of real data to step the model from")
     flags.DEFINE_integer("horizon", 32, "steps of each rollout")
     flags.DEFINE_integer("seed", 0, "seed of the windows drawn and the other actions")

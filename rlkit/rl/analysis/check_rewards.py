@@ -85,7 +85,7 @@ def define_flags():
     """Flags exist only when the module runs as a command, so importing it defines none."""
     flags.DEFINE_string("run", None, "a trainer_model_based output dir")
     flags.DEFINE_string("wm_dir", None, "a world model of the run's game to check instead of its own")
-    flags.DEFINE_string("data_epochs", None, "comma-separated data epochs (default all)")
+    flags.DEFINE_list("data_epochs", None, "comma-separated data epochs (default all)")
     flags.DEFINE_integer("random_steps", 2048, "other steps checked for false rewards")
     flags.DEFINE_integer("rows_of_channel", None, "a channel whose row to count")
 
