@@ -245,6 +245,9 @@ if [ "${ONLY:-}" = long_eval ]; then
     if [ -z "${RERUN:-}" ] && [ -f "$archive/$game/${name}_s$seed/long_eval.json" ]; then
       echo "skipped $run: its long evaluation is archived" >&2; return
     fi
+    if [ -f "$pending/$game/${name}_s$seed/long_eval.json" ]; then  # RERUN or not, as launch does
+      echo "skipped $run: its long evaluation is kept as pending" >&2; return
+    fi
     [ ! -f "$long/summary.json" ] || return 0  # done here, not archived yet
     case $name in
       random)

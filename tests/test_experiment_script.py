@@ -78,6 +78,15 @@ def test_long_evaluations_train_each_ppo_seed_first_and_skip_those_archived(tmp_
     assert commands[6].endswith(f"--eval_metrics_dir={runs}/breakout/long_eval/ppo_1m_s0")
     assert commands[7].startswith(f"python -m rlkit.rl.evaluator --policy_dir={runs}/breakout/simple_ends_100k_s3/policy ")
 
+    # A long evaluation kept as pending (a rerun waiting for its cell's other seeds) is not made again, RERUN or not.
+    archive_record(tmp_path / "pending", "breakout", "random_s1", finished=True)
+    (tmp_path / "pending" / "breakout" / "random_s1" / "long_eval.json").write_text("{}")
+    for rerun in ({}, {"RERUN": "1"}):
+        commands, stderr = dry_run(runs, archive, "breakout", ONLY="long_eval", SEEDS_model_free_breakout="0 1",
+                                   SEEDS_ppo_1m_breakout="0", **rerun)
+        assert not any(command.endswith("long_eval/random_s1") for command in commands)
+        assert "random_s1: its long evaluation is kept as pending" in stderr
+
 
 def test_each_game_runs_its_best_simple_set(tmp_path):
     """Seaquest's SimPLe rows come from object frames, Space Invaders' from changed pixels, Asterix's
