@@ -235,8 +235,9 @@ if [ "${ONLY:-}" = long_eval ]; then
   # run, whose own evaluation events it would otherwise double); minatar_results archives its
   # summary.json as the run's long_eval.json and sets the seeds' spread at 128 episodes against
   # the long evaluation's. LONG_EVAL_METHODS picks the methods (random ppo_100k ppo_1m simple
-  # dreamer_100k; simple: each game's SimPLe set). A PPO run is trained first (rerun where it is
-  # not here: same seed, same numbers on the same machine); a SimPLe or DreamerV2 run, hours long,
+  # dreamer_100k; simple: each game's SimPLe set; dreamer_v3_100k and simple_combined only where
+  # named). A PPO run is trained first (rerun where it is
+  # not here: same seed, same numbers on the same machine); a SimPLe or Dreamer run, hours long,
   # only where its directory is here. One at a time, minutes each.
   episodes=${LONG_EVAL_EPISODES:-2048}
   long_evaluation() {  # long_evaluation GAME RUN_NAME SEED [PPO HPARAMS]: unless archived or done here
@@ -271,7 +272,11 @@ if [ "${ONLY:-}" = long_eval ]; then
         simple) simple_set "$game"
           seeds simple "$game"; for seed in $seed_list; do long_evaluation "$game" "$run" "$seed"; done ;;
         dreamer_100k) seeds dreamer "$game"; for seed in $seed_list; do long_evaluation "$game" dreamer_100k "$seed"; done ;;
-        *) echo "LONG_EVAL_METHODS=$method: methods are random ppo_100k ppo_1m simple dreamer_100k" >&2; exit 2 ;;
+        dreamer_v3_100k) seeds dreamer_v3 "$game"; for seed in $seed_list; do long_evaluation "$game" dreamer_v3_100k "$seed"; done ;;
+        simple_combined) seeds simple_combined "$game"
+          for seed in $seed_list; do long_evaluation "$game" simple_combined_100k "$seed"; done ;;
+        *) echo "LONG_EVAL_METHODS=$method: methods are random ppo_100k ppo_1m simple dreamer_100k dreamer_v3_100k simple_combined" >&2
+          exit 2 ;;
       esac
     done
   done

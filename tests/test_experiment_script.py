@@ -331,3 +331,16 @@ def test_the_dqn_tuning_runs_each_variant_on_tuning_seeds_only(tmp_path):
     assert {line.split("--seed=")[1].split()[0] for line in started} == {"100", "101"}
     assert sum("dqn.prioritized=True" in line for line in started) == 10
     assert sum("dqn.double=True" in line for line in started) == 20
+
+
+def test_long_evaluations_of_dreamer_v3_and_the_one_simple_set_evaluate_only_runs_on_this_machine(tmp_path):
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    os.makedirs(runs / "asterix" / "dreamer_v3_100k_s1" / "policy")
+    os.makedirs(runs / "asterix" / "simple_combined_100k_s2" / "policy")
+    commands, stderr = dry_run(runs, archive, "asterix", ONLY="long_eval", LONG_EVAL_EPISODES="512",
+                               LONG_EVAL_METHODS="dreamer_v3_100k simple_combined")
+    assert [command.split("--policy_dir=")[1].split()[0] for command in commands] == [
+        f"{runs}/asterix/dreamer_v3_100k_s1/policy", f"{runs}/asterix/simple_combined_100k_s2/policy"]
+    assert commands[0].endswith(f"--eval_metrics_dir={runs}/asterix/long_eval/dreamer_v3_100k_s1")
+    assert "eval_batch_size=512," in commands[1]
+    assert "dreamer_v3_100k_s4: not on this machine" in stderr and "simple_combined_100k_s0: not on this machine" in stderr
