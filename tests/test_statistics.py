@@ -2,6 +2,7 @@
 the final evaluation's episode count."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -31,6 +32,20 @@ def test_the_same_scores_give_the_same_intervals_whatever_numpys_global_rng_did_
         results.append((statistics.mean_interval(values, reps=500), statistics.aggregates(scores, reps=200)))
         assert np.random.get_state()[1][0] == np.random.RandomState(global_seed).get_state()[1][0]
     assert results[0] == results[1]
+
+
+def test_the_estimates_leave_out_rliables_progress_lines_and_archs_deprecation_warning(caplog):
+    # minatar_results printed 146 such lines around its tables; the caller's verbosity comes back after.
+    import logging as python_logging
+
+    from absl import logging
+
+    logging.set_verbosity(logging.INFO)
+    with warnings.catch_warnings(), caplog.at_level(python_logging.INFO):
+        warnings.simplefilter("error")  # a warning the estimates let through fails the test
+        statistics.aggregates({"a": np.array([[0.1, 0.9], [0.4, 0.2], [0.8, 0.5]])}, reps=100)
+    assert "Calculating estimates" not in caplog.text
+    assert logging.get_verbosity() == logging.INFO
 
 
 def test_a_methods_intervals_do_not_move_when_another_method_is_estimated_beside_it():

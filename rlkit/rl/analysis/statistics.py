@@ -10,8 +10,10 @@ normalised, random = 0 and a reference method = 1 on every game.
 """
 
 import contextlib
+import warnings
 
 import numpy as np
+from absl import logging
 
 from rlkit.errors import UserError
 
@@ -32,6 +34,22 @@ def seeded_global_numpy(seed):
         np.random.set_state(state)
 
 
+@contextlib.contextmanager
+def quiet_rliable():
+    """rliable's estimates without its noise: it logs "Calculating estimates for ..." at INFO for
+    every method and statistic, and the arch bootstrap under it warns on each call that its
+    random_state is deprecated (146 lines around minatar_results' tables). Warnings and errors
+    still show."""
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="random_state is deprecated", category=FutureWarning)
+            yield
+    finally:
+        logging.set_verbosity(verbosity)
+
+
 def each_method_afresh(scores, seed, estimate):
     """`estimate` ({method: scores} -> two {method: ...} dicts, as rliable's entry points return)
     called one method at a time, each from the seed afresh (see seeded_global_numpy): rliable draws
@@ -39,7 +57,7 @@ def each_method_afresh(scores, seed, estimate):
     methods estimated before it (a row added to the table moved the CIs of the rows after it)."""
     firsts, seconds = {}, {}
     for method, method_scores in scores.items():
-        with seeded_global_numpy(seed):
+        with seeded_global_numpy(seed), quiet_rliable():
             first, second = estimate({method: method_scores})
         firsts.update(first)
         seconds.update(second)
