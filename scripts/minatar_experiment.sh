@@ -236,9 +236,9 @@ if [ "${ONLY:-}" = long_eval ]; then
   # summary.json as the run's long_eval.json and sets the seeds' spread at 128 episodes against
   # the long evaluation's. LONG_EVAL_METHODS picks the methods (random ppo_100k ppo_1m simple
   # dreamer_100k; simple: each game's SimPLe set; dreamer_v3_100k and simple_combined only where
-  # named). A PPO run is trained first (rerun where it is
-  # not here: same seed, same numbers on the same machine); a SimPLe or Dreamer run, hours long,
-  # only where its directory is here. One at a time, minutes each.
+  # named). A PPO run is trained first (rerun where it is not here: same seed, same numbers on the
+  # same machine); a SimPLe or Dreamer run, hours long, only where its directory is here. One at a
+  # time, minutes each.
   episodes=${LONG_EVAL_EPISODES:-2048}
   long_evaluation() {  # long_evaluation GAME RUN_NAME SEED [PPO HPARAMS]: unless archived or done here
     local game=$1 name=$2 seed=$3 more=${4:-}

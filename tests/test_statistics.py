@@ -40,12 +40,16 @@ def test_the_estimates_leave_out_rliables_progress_lines_and_archs_deprecation_w
 
     from absl import logging
 
+    before = logging.get_verbosity()
     logging.set_verbosity(logging.INFO)
-    with warnings.catch_warnings(), caplog.at_level(python_logging.INFO):
-        warnings.simplefilter("error")  # a warning the estimates let through fails the test
-        statistics.aggregates({"a": np.array([[0.1, 0.9], [0.4, 0.2], [0.8, 0.5]])}, reps=100)
-    assert "Calculating estimates" not in caplog.text
-    assert logging.get_verbosity() == logging.INFO
+    try:
+        with warnings.catch_warnings(), caplog.at_level(python_logging.INFO):
+            warnings.simplefilter("error")  # a warning the estimates let through fails the test
+            statistics.aggregates({"a": np.array([[0.1, 0.9], [0.4, 0.2], [0.8, 0.5]])}, reps=100)
+        assert "Calculating estimates" not in caplog.text
+        assert logging.get_verbosity() == logging.INFO
+    finally:
+        logging.set_verbosity(before)
 
 
 def test_a_methods_intervals_do_not_move_when_another_method_is_estimated_beside_it():
