@@ -13,6 +13,7 @@ import errno
 import logging as std_logging
 import os
 import re
+import select
 import signal
 import sys
 import threading
@@ -179,6 +180,16 @@ def _quiet_shutdown():
     std_logging.getLogger("tensorflow").setLevel(std_logging.ERROR)
 
 
+def _stdout_reader_gone():
+    """Whether stdout is a pipe whose reader has left: polling its write end then reports an error."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):  # stdout closed or not a file
+        return False
+
+
 def _exit_now(status):
     """Exits with `status` once the exit hooks have run (Ray's shutdown, logging's flush),
     without the interpreter's teardown: garbage-collecting TensorFlow's traced graphs kept a
@@ -224,6 +235,14 @@ def run_command(main):
             _exit_now(2)
         except KeyboardInterrupt as e:
             _report_stop("SIGTERM" if isinstance(e, Stopped) else "Ctrl-C")
+        except BrokenPipeError:
+            if not _stdout_reader_gone():  # another pipe broke: a bug, with its traceback
+                traceback.print_exc()
+                _exit_now(1)
+            # The reader of the output left (`| head`): stop without a word, as Unix tools do, with
+            # SIGPIPE's status; what is left to print goes nowhere.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _exit_now(128 + signal.SIGPIPE)
         except Exception as e:  # noqa: BLE001  (only a stop or a full disk is reported here; the rest re-raise)
             if _stop_asked:
                 _report_stop(_stop_asked[0])

@@ -322,6 +322,27 @@ def test_the_results_command_answers_a_mistyped_method_in_one_line(tmp_path):
     assert not (tmp_path / "docs").exists()
 
 
+def test_the_results_command_writes_every_section_even_where_its_reader_stops_at_the_first_line(tmp_path):
+    # `minatar_results | head` ended the command at its first print: the noise table after it stayed stale.
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    for seed, mean in enumerate([1.0, 1.4]):
+        archived_run(docs / "results" / "runs", "breakout", f"ppo_100k_s{seed}", [mean], finished=True, spread=1.28,
+                     episodes=128)
+    (docs / "results.md").write_text("<!-- results:begin -->\n<!-- results:end -->\n"
+                                     "<!-- noise:begin -->\nstale\n<!-- noise:end -->\n")
+    command = subprocess.Popen([sys.executable, "-m", "rlkit.rl.analysis.minatar_results", f"--docs={docs}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command.stdout.close()  # the reader gone before the first line
+    stderr = command.stderr.read()
+    assert command.wait(timeout=300) == 141, stderr  # SIGPIPE's status, as a Unix tool's
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+    text = (docs / "results.md").read_text()
+    assert "stale" not in text and "| breakout | PPO @100K | 2 |" in text
+
+
 def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):
     from rlkit.rl.analysis.minatar_results import game_rows, noise_section
 
