@@ -561,27 +561,17 @@ def main(argv):
     text += [f"![MinAtar {game}](results/{os.path.basename(path)})" for game, path in figures]
     # Every section is written before any is printed: a reader that stops early (`| head`) ended the
     # command at its first print, leaving the sections after it as they were.
-    path = os.path.join(FLAGS.docs, "results.md")
-    written = ["\n".join(text)]
-    replace_between(path, BEGIN, END, written[0])
-    stats = statistics_section(archive_dir, FLAGS.docs)
-    if stats:
-        replace_between(path, STATS_BEGIN, STATS_END, stats)
-        written.append(stats)
-    noise_table = noise_section(archive_dir)
-    if noise_table:
-        replace_between(path, NOISE_BEGIN, NOISE_END, noise_table)
-        written.append(noise_table)
-    dqn_rerun = seed_table(archive_dir, "dqn_100k", "dqn_shard_replay_100k")
-    off_policy = os.path.join(FLAGS.docs, "off_policy.md")
-    if dqn_rerun and os.path.exists(off_policy):
-        replace_between(off_policy, DQN_RERUN_BEGIN, DQN_RERUN_END, dqn_rerun)
-        written.append(dqn_rerun)
-    pong = pong_section(os.path.join(archive_dir, "pong"), FLAGS.docs)
-    if pong:
-        replace_between(path, PONG_BEGIN, PONG_END, pong)
-        written.append(pong)
-    print("\n".join(written))
+    path, off_policy = (os.path.join(FLAGS.docs, name) for name in ("results.md", "off_policy.md"))
+    sections = [(path, BEGIN, END, "\n".join(text)),
+                (path, STATS_BEGIN, STATS_END, statistics_section(archive_dir, FLAGS.docs)),
+                (path, NOISE_BEGIN, NOISE_END, noise_section(archive_dir)),
+                (off_policy, DQN_RERUN_BEGIN, DQN_RERUN_END,
+                 seed_table(archive_dir, "dqn_100k", "dqn_shard_replay_100k") if os.path.exists(off_policy) else None),
+                (path, PONG_BEGIN, PONG_END, pong_section(os.path.join(archive_dir, "pong"), FLAGS.docs))]
+    written = [(doc, begin, end, section) for doc, begin, end, section in sections if section]
+    for doc, begin, end, section in written:
+        replace_between(doc, begin, end, section)
+    print("\n".join(section for *_, section in written))
 
 
 if __name__ == "__main__":
