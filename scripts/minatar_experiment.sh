@@ -264,17 +264,19 @@ if [ "${ONLY:-}" = long_eval ]; then
     now $python -m rlkit.rl.evaluator --policy_dir="$run/policy" --seed="$seed" \
       --hparams="eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
   }
+  every_seed() {  # every_seed SEEDS_OF GAME RUN_NAME [PPO HPARAMS]: long_evaluation of each seed `seeds` lists
+    seeds "$1" "$2"
+    for seed in $seed_list; do long_evaluation "$2" "$3" "$seed" "${4:-}"; done
+  }
   for game in "${games[@]}"; do
     for method in ${LONG_EVAL_METHODS:-random ppo_100k ppo_1m simple dreamer_100k}; do
       case $method in
-        random|ppo_100k) seeds model_free "$game"; for seed in $seed_list; do long_evaluation "$game" $method "$seed"; done ;;
-        ppo_1m) seeds ppo_1m "$game"; for seed in $seed_list; do long_evaluation "$game" ppo_1m "$seed" "$ppo_1m_hparams"; done ;;
-        simple) simple_set "$game"
-          seeds simple "$game"; for seed in $seed_list; do long_evaluation "$game" "$run" "$seed"; done ;;
-        dreamer_100k) seeds dreamer "$game"; for seed in $seed_list; do long_evaluation "$game" dreamer_100k "$seed"; done ;;
-        dreamer_v3_100k) seeds dreamer_v3 "$game"; for seed in $seed_list; do long_evaluation "$game" dreamer_v3_100k "$seed"; done ;;
-        simple_combined) seeds simple_combined "$game"
-          for seed in $seed_list; do long_evaluation "$game" simple_combined_100k "$seed"; done ;;
+        random|ppo_100k) every_seed model_free "$game" $method ;;
+        ppo_1m) every_seed ppo_1m "$game" ppo_1m "$ppo_1m_hparams" ;;
+        simple) simple_set "$game"; every_seed simple "$game" "$run" ;;
+        dreamer_100k) every_seed dreamer "$game" dreamer_100k ;;
+        dreamer_v3_100k) every_seed dreamer_v3 "$game" dreamer_v3_100k ;;
+        simple_combined) every_seed simple_combined "$game" simple_combined_100k ;;
         *) echo "LONG_EVAL_METHODS=$method: methods are random ppo_100k ppo_1m simple dreamer_100k dreamer_v3_100k simple_combined" >&2
           exit 2 ;;
       esac
