@@ -215,7 +215,7 @@ def long_evaluation_summary(path, mean, spread, episodes, name="summary.json"):
 def test_long_evaluations_are_archived_beside_their_runs_and_kept_while_the_final_policy_is_the_same(tmp_path):
     import tensorflow as tf
 
-    from rlkit.rl.analysis.minatar_results import TAG, archive
+    from rlkit.rl.analysis.run_archive import TAG, archive
     from rlkit.summaries import write_summaries
 
     runs, archived = tmp_path / "runs" / "breakout", tmp_path / "archive" / "breakout"
@@ -248,7 +248,7 @@ def test_long_evaluations_are_archived_beside_their_runs_and_kept_while_the_fina
 def test_a_rerun_replaces_its_archived_copy_once_finished_even_with_an_evaluation_fewer(tmp_path):
     import tensorflow as tf
 
-    from rlkit.rl.analysis.minatar_results import TAG, archive
+    from rlkit.rl.analysis.run_archive import TAG, archive
     from rlkit.rl.analysis.run_archive import evaluations
     from rlkit.summaries import write_summaries
 
@@ -273,7 +273,7 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     import tensorflow as tf
 
     from rlkit.errors import UserError
-    from rlkit.rl.analysis.minatar_results import TAG, keep_pending, promote
+    from rlkit.rl.analysis.run_archive import TAG, keep_pending, promote
     from rlkit.rl.analysis.run_archive import code_versions, evaluations, long_evaluation
     from rlkit.summaries import write_summaries
 

@@ -30,12 +30,10 @@ before the replay fix, between `<!-- dqn-rerun:begin -->` and `<!-- dqn-rerun:en
 """
 
 import collections
-import filecmp
 import glob
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -44,9 +42,9 @@ from absl import flags
 
 from rlkit.errors import UserError, did_you_mean, run_command
 from rlkit.rl.analysis import statistics
-from rlkit.rl.analysis.run_archive import (TAG, archive_long_evaluation, archive_run, archived_runs, asked_episodes,
-                                          code_versions, counted_runs, evaluation_spread, evaluations,
-                                          final_evaluations, finished, long_evaluation, seed_of)
+from rlkit.rl.analysis.run_archive import (TAG, archive, archived_runs, asked_episodes, code_versions, counted_runs,
+                                          evaluation_spread, evaluations, final_evaluations, keep_pending,
+                                          long_evaluation, promote, seed_of)
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -112,74 +110,6 @@ PONG_RUNS = ("simple_pong_cpu", "random")
 # The evaluation cells of the Pong table: (sampling temperature, max no-ops, column title)
 PONG_CELLS = ((1.0, 0, "temperature 1"), (1.0, 8, "temperature 1, 8 no-ops"), (0.5, 8, "temperature 0.5, 8 no-ops"),
               (0.0, 0, "temperature 0"))
-
-
-def archive(runs_dir, archive_dir, prefixes):
-    """Archives each run RUNS_DIR/PREFIX_sSEED into ARCHIVE_DIR/PREFIX_sSEED, and its long
-    evaluation RUNS_DIR/long_eval/PREFIX_sSEED (the experiment script's ONLY=long_eval) beside it."""
-    for prefix in prefixes:
-        for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
-            if os.path.isdir(run) and archive_run(run, os.path.join(archive_dir, os.path.basename(run))):
-                print(f"archived {run}")
-        archive_long_evaluations(runs_dir, archive_dir, prefix)
-
-
-def archive_long_evaluations(runs_dir, records_dir, prefix):
-    """Copies each long evaluation RUNS_DIR/long_eval/PREFIX_sSEED beside its run's record in RECORDS_DIR."""
-    for summary in sorted(glob.glob(os.path.join(runs_dir, "long_eval", f"{prefix}_s*", "summary.json"))):
-        name = os.path.basename(os.path.dirname(summary))
-        if archive_long_evaluation(summary, os.path.join(records_dir, name)):
-            print(f"archived {os.path.dirname(summary)} into {os.path.join(records_dir, name)}")
-
-
-def keep_pending(runs_dir, pending_dir, archive_dir, prefixes):
-    """Archives each finished run RUNS_DIR/PREFIX_sSEED into PENDING_DIR/PREFIX_sSEED, where no
-    table reads it, unless ARCHIVE_DIR or PENDING_DIR holds the same run already (the same provenance
-    record and evaluations): a rerun that is to replace a cell waits there for its cell's other seeds, kept
-    in the repository should the machine that made it be lost. A pending run's long evaluation joins it."""
-    for prefix in prefixes:
-        for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
-            name = os.path.basename(run)
-            if not (os.path.isdir(run) and finished(run)) or any(
-                    same_run(run, os.path.join(kept, name)) for kept in (archive_dir, pending_dir)):
-                continue
-            if archive_run(run, os.path.join(pending_dir, name)):
-                print(f"pending {run}")
-        archive_long_evaluations(runs_dir, pending_dir, prefix)
-
-
-def same_run(run, archived):
-    """Whether ARCHIVED is RUN's record: the same provenance record and evaluations."""
-    provenance = [os.path.join(path, "provenance.json") for path in (run, archived)]
-    return (os.path.isdir(archived) and all(map(os.path.exists, provenance))
-            and filecmp.cmp(*provenance, shallow=False) and evaluations(archived) == evaluations(run))
-
-
-def promote(pending_dir, archive_dir, prefix):
-    """Moves a cell's pending records PENDING_DIR/PREFIX_sSEED into ARCHIVE_DIR, each replacing its
-    seed's archived run. Refuses where one has not finished, or where the cell would then mix code
-    versions: its archived seeds made by other code are to be rerun first (or removed)."""
-    pending = archived_runs(pending_dir, "", prefix)
-    if not pending:
-        raise UserError(f"nothing pending in {pending_dir} for {prefix}: a finished run gets there with --pending")
-    unfinished = [os.path.basename(run) for run in pending if not json.load(open(os.path.join(run, "run_info.json")))[
-        "finished"]]
-    if unfinished:
-        raise UserError(f"{', '.join(unfinished)} in {pending_dir} has not finished; let it finish, then --pending again")
-    names = {os.path.basename(run) for run in pending}
-    kept = [run for run in archived_runs(archive_dir, "", prefix) if os.path.basename(run) not in names]
-    if code_versions(pending + kept).startswith("mixed"):
-        others = [f"seed {seed_of(run)} {code_versions([run])}" for run in kept
-                  if code_versions([run]) != code_versions(pending)]
-        raise UserError(f"promoting {prefix} would mix code versions in {archive_dir}: pending "
-                        f"{code_versions(pending)}, archived {', '.join(others) or 'the same'}; "
-                        "rerun those seeds at one commit first")
-    os.makedirs(archive_dir, exist_ok=True)
-    for run in pending:
-        archived = os.path.join(archive_dir, os.path.basename(run))
-        shutil.rmtree(archived, ignore_errors=True)
-        os.replace(run, archived)
-        print(f"promoted {run} to {archived}")
 
 
 def epoch_summaries(run):

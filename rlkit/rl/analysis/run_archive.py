@@ -4,8 +4,10 @@ evaluation event files, the SimPLe loop's per-epoch JSON (world-model metrics, s
 hparams.json, run.json and command.txt, and writes run_info.json (finished or not, evaluations,
 wall time); rlkit.rl.analysis.minatar_results makes docs/results.md's tables from these copies.
 A long evaluation of the run's final policy (the evaluator's summary.json, from the experiment
-script's ONLY=long_eval) is kept beside them as long_eval.json. The readers at the end give the
-tables a method's archived runs, the ones a cell counts and their final evaluations.
+script's ONLY=long_eval) is kept beside them as long_eval.json. `archive` copies a directory's
+runs into the archive, `keep_pending` a cell's finished reruns into pending (beside it, read by no
+table) and `promote` moves a whole cell from pending into the archive. The readers at the end give
+the tables a method's archived runs, the ones a cell counts and their final evaluations.
 """
 
 import filecmp
@@ -16,6 +18,7 @@ import shutil
 
 import numpy as np
 
+from rlkit.errors import UserError
 from rlkit.hparams import HParams, with_keys_added_later
 from rlkit.rl.experiments import curves
 
@@ -115,6 +118,74 @@ def archive_long_evaluation(summary, archived):
     shutil.copy(summary, target + ".new")
     os.replace(target + ".new", target)
     return True
+
+
+def archive(runs_dir, archive_dir, prefixes):
+    """Archives each run RUNS_DIR/PREFIX_sSEED into ARCHIVE_DIR/PREFIX_sSEED, and its long
+    evaluation RUNS_DIR/long_eval/PREFIX_sSEED (the experiment script's ONLY=long_eval) beside it."""
+    for prefix in prefixes:
+        for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
+            if os.path.isdir(run) and archive_run(run, os.path.join(archive_dir, os.path.basename(run))):
+                print(f"archived {run}")
+        archive_long_evaluations(runs_dir, archive_dir, prefix)
+
+
+def archive_long_evaluations(runs_dir, records_dir, prefix):
+    """Copies each long evaluation RUNS_DIR/long_eval/PREFIX_sSEED beside its run's record in RECORDS_DIR."""
+    for summary in sorted(glob.glob(os.path.join(runs_dir, "long_eval", f"{prefix}_s*", "summary.json"))):
+        name = os.path.basename(os.path.dirname(summary))
+        if archive_long_evaluation(summary, os.path.join(records_dir, name)):
+            print(f"archived {os.path.dirname(summary)} into {os.path.join(records_dir, name)}")
+
+
+def keep_pending(runs_dir, pending_dir, archive_dir, prefixes):
+    """Archives each finished run RUNS_DIR/PREFIX_sSEED into PENDING_DIR/PREFIX_sSEED, where no
+    table reads it, unless ARCHIVE_DIR or PENDING_DIR holds the same run already (the same provenance
+    record and evaluations): a rerun that is to replace a cell waits there for its cell's other seeds, kept
+    in the repository should the machine that made it be lost. A pending run's long evaluation joins it."""
+    for prefix in prefixes:
+        for run in sorted(glob.glob(os.path.join(runs_dir, f"{prefix}_s*"))):
+            name = os.path.basename(run)
+            if not (os.path.isdir(run) and finished(run)) or any(
+                    same_run(run, os.path.join(kept, name)) for kept in (archive_dir, pending_dir)):
+                continue
+            if archive_run(run, os.path.join(pending_dir, name)):
+                print(f"pending {run}")
+        archive_long_evaluations(runs_dir, pending_dir, prefix)
+
+
+def same_run(run, archived):
+    """Whether ARCHIVED is RUN's record: the same provenance record and evaluations."""
+    provenance = [os.path.join(path, "provenance.json") for path in (run, archived)]
+    return (os.path.isdir(archived) and all(map(os.path.exists, provenance))
+            and filecmp.cmp(*provenance, shallow=False) and evaluations(archived) == evaluations(run))
+
+
+def promote(pending_dir, archive_dir, prefix):
+    """Moves a cell's pending records PENDING_DIR/PREFIX_sSEED into ARCHIVE_DIR, each replacing its
+    seed's archived run. Refuses where one has not finished, or where the cell would then mix code
+    versions: its archived seeds made by other code are to be rerun first (or removed)."""
+    pending = archived_runs(pending_dir, "", prefix)
+    if not pending:
+        raise UserError(f"nothing pending in {pending_dir} for {prefix}: a finished run gets there with --pending")
+    unfinished = [os.path.basename(run) for run in pending if not json.load(open(os.path.join(run, "run_info.json")))[
+        "finished"]]
+    if unfinished:
+        raise UserError(f"{', '.join(unfinished)} in {pending_dir} has not finished; let it finish, then --pending again")
+    names = {os.path.basename(run) for run in pending}
+    kept = [run for run in archived_runs(archive_dir, "", prefix) if os.path.basename(run) not in names]
+    if code_versions(pending + kept).startswith("mixed"):
+        others = [f"seed {seed_of(run)} {code_versions([run])}" for run in kept
+                  if code_versions([run]) != code_versions(pending)]
+        raise UserError(f"promoting {prefix} would mix code versions in {archive_dir}: pending "
+                        f"{code_versions(pending)}, archived {', '.join(others) or 'the same'}; "
+                        "rerun those seeds at one commit first")
+    os.makedirs(archive_dir, exist_ok=True)
+    for run in pending:
+        archived = os.path.join(archive_dir, os.path.basename(run))
+        shutil.rmtree(archived, ignore_errors=True)
+        os.replace(run, archived)
+        print(f"promoted {run} to {archived}")
 
 
 def evaluation_spread(run):
