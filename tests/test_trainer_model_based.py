@@ -252,15 +252,19 @@ def test_check_rewards_reports_the_world_models_rewards_on_a_runs_data(tiny_run)
     assert lines[4].startswith("policy entropy inside the world model: "), lines
 
 
-def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_with_each_variant(tiny_run):
+def test_check_simulated_reward_trains_a_fresh_policy_inside_the_world_model_with_each_variant(tiny_run, tmp_path):
     """rlkit/rl/analysis/check_simulated_reward.py on the tiny loop run: a line per variant of the
     policy stage (by default each kind of simulated reward, the expected one handing out non-zero
-    rewards on every rollout); a variant that is no valid override gets one line before any training."""
+    rewards on every rollout), leaving no summaries behind in the temporary directory; a variant that is
+    no valid override gets one line before any training."""
     run_dir, _ = tiny_run
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.check_simulated_reward",
                              f"--run={run_dir}", "--iterations=2", "--seeds=0"],
-                            capture_output=True, text=True, timeout=180)
+                            capture_output=True, text=True, timeout=180, env={**os.environ, "TMPDIR": str(temporary)})
     assert result.returncode == 0, result.stderr[-3000:]
+    assert not [name for name in os.listdir(temporary) if name.startswith("check_simulated_reward_")]
     lines = result.stdout.splitlines()
     assert lines[0].startswith(f"{run_dir}: 2 PPO iterations of "), lines
     likeliest, expected = lines[1:]

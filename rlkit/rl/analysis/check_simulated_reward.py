@@ -46,15 +46,16 @@ def train_and_evaluate(hparams, model, store, action_space, meanings, iterations
                             hparams.simulated_temperature, reward=hparams.simulated_reward)
     learner = build_learner(hparams, env.observation_space, action_space, seed)
     done_iterations, steps = tf.Variable(0, dtype=tf.int64), tf.Variable(0, dtype=tf.int64)
-    log_dir = tempfile.mkdtemp(prefix="check_simulated_reward_")
-    writer = tf.summary.create_file_writer(log_dir)
-    # The learning rate as in the loop's first epoch: its schedule runs over the whole run.
-    total = simulated_iterations_target(hparams, hparams.epochs - 1)
-    train_on_policy(learner, FrameStack(env, hparams.frame_stack_size), done_iterations, steps, iterations, total,
-                    seed, writer, restart_every_rollout=True, log_every=max(1, iterations // 5))
-    writer.flush()
-    rollout_rewards = read_scalar(log_dir, "charts/rollout_reward")[1]
-    entropy = read_scalar(log_dir, "losses/entropy")[1][-1]
+    # The summaries are read back once and then removed: a check leaves nothing behind in /tmp.
+    with tempfile.TemporaryDirectory(prefix="check_simulated_reward_") as log_dir:
+        writer = tf.summary.create_file_writer(log_dir)
+        # The learning rate as in the loop's first epoch: its schedule runs over the whole run.
+        total = simulated_iterations_target(hparams, hparams.epochs - 1)
+        train_on_policy(learner, FrameStack(env, hparams.frame_stack_size), done_iterations, steps, iterations, total,
+                        seed, writer, restart_every_rollout=True, log_every=max(1, iterations // 5))
+        writer.close()
+        rollout_rewards = read_scalar(log_dir, "charts/rollout_reward")[1]
+        entropy = read_scalar(log_dir, "losses/entropy")[1][-1]
     results, _ = evaluation.evaluate_policy(hparams, learner.act, seed)
     returns = {}
     for temperature, max_noops in evaluation.eval_grid(hparams):

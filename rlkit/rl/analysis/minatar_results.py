@@ -18,7 +18,7 @@ Long evaluations (RUNS/GAME/long_eval/RUN, the experiment script's ONLY=long_eva
 as the run's long_eval.json and make the evaluation-noise table between `<!-- noise:begin -->`
 and `<!-- noise:end -->`.
 --pong_runs (a dir holding simple_pong_cpu_s* and random_s*) is archived into
-DOCS/results/runs/pong alike, and makes the per-epoch table between `<!-- pong:begin -->` and
+DOCS/results/runs/pong alike, and makes (rlkit.rl.analysis.pong_results) the per-epoch table between `<!-- pong:begin -->` and
 `<!-- pong:end -->` and DOCS/results/pong_cpu.png.
 A rerun that is to replace a cell's archived runs is kept with --pending instead: once finished,
 in DOCS/results/pending/GAME/RUN, which no table reads, so a machine lost before the cell's other
@@ -30,10 +30,8 @@ before the replay fix, between `<!-- dqn-rerun:begin -->` and `<!-- dqn-rerun:en
 """
 
 import collections
-import glob
 import json
 import os
-import re
 import subprocess
 import sys
 
@@ -42,9 +40,11 @@ from absl import flags
 
 from rlkit.errors import UserError, did_you_mean, run_command
 from rlkit.rl.analysis import statistics
+from rlkit.rl.analysis.pong_results import PONG_BEGIN, PONG_END, PONG_RUNS, pong_section
 from rlkit.rl.analysis.run_archive import (TAG, archive, archived_runs, asked_episodes, code_versions, counted_runs,
-                                          evaluation_spread, evaluations, final_evaluations, keep_pending,
-                                          long_evaluation, promote, seed_of)
+                                          epoch_summaries, evaluation_spread, evaluations, final_evaluations,
+                                          keep_pending, long_evaluation, promote, seed_of)
+from rlkit.rl.analysis.tables import duration, markdown_table, mean_interval, metric, noise, replace_between
 from rlkit.rl.experiments import curves
 
 GAMES = ("breakout", "freeway", "asterix", "seaquest", "space_invaders")
@@ -103,20 +103,9 @@ STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 NOISE_BEGIN, NOISE_END = "<!-- noise:begin -->", "<!-- noise:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-PONG_BEGIN, PONG_END = "<!-- pong:begin -->", "<!-- pong:end -->"
 # docs/off_policy.md's per-seed table of the DQN column's runs since the replay fix (issue 66).
 DQN_RERUN_BEGIN, DQN_RERUN_END = "<!-- dqn-rerun:begin -->", "<!-- dqn-rerun:end -->"
-PONG_RUNS = ("simple_pong_cpu", "random")
-# The evaluation cells of the Pong table: (sampling temperature, max no-ops, column title)
-PONG_CELLS = ((1.0, 0, "temperature 1"), (1.0, 8, "temperature 1, 8 no-ops"), (0.5, 8, "temperature 0.5, 8 no-ops"),
-              (0.0, 0, "temperature 0"))
 
-
-def epoch_summaries(run):
-    """A loop run's per-epoch JSON (evaluation returns, world-model metrics, stage times), in epoch order."""
-    paths = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")),
-                   key=lambda p: int(re.search(r"epoch_(\d+)", p).group(1)))
-    return [json.load(open(path)) for path in paths]
 
 
 def world_model_metrics(run):
@@ -125,32 +114,6 @@ def world_model_metrics(run):
     if not epochs:
         return None
     return dict(epochs[-1]["world_model"], epoch=len(epochs) - 1)
-
-
-def mean_interval(values, digits=2):
-    """'mean [low, high]' with a 95% bootstrap CI over runs; the value alone for one run."""
-    if not values:
-        return "—"
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    mean, low, high = statistics.mean_interval(values)
-    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
-def noise(finals, errors, digits=2):
-    """'evaluation SE / seed std': the final evaluations' mean standard error against the spread
-    of the final returns over seeds."""
-    errors = [e for e in errors if e is not None]
-    spread = f"{np.std(finals, ddof=1):.{digits}f}" if len(finals) > 1 else "—"
-    return f"{np.mean(errors):.{digits}f} / {spread}" if errors else f"— / {spread}"
-
-
-def mean_std(values, digits=2):
-    if not values:
-        return "—"
-    if len(values) == 1:
-        return f"{values[0]:.{digits}f}"
-    return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
 
 
 # One game's archived runs: the rows of its reported cells and of the sets tried and ablations,
@@ -354,68 +317,12 @@ def episode_range(episodes):
     return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
-def duration(seconds):
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-def metric(metrics, name):
-    """A world-model metric, or a dash where the held-out episodes were too short to measure it."""
-    return f"{metrics[name]:.3f}" if name in metrics else "— (episodes too short)"
-
-
-def markdown_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
-
-
 def draw(runs, game, docs_dir):
     output = os.path.join(docs_dir, "results", f"minatar_{game}.png")
     subprocess.run([sys.executable, "-m", "rlkit.rl.plot", f"--logdir={','.join(runs)}", f"--tag={TAG}",
                     f"--output={output}", "--xscale=log",
                     f"--title=MinAtar {game}: evaluation return (temperature 1, 32 episodes)"], check=True)
     return output
-
-
-def cell(results, temperature, noops):
-    """A Pong evaluation cell's mean return (32 episodes) and its standard deviation over episodes."""
-    result = results.get(f"sampling_temp_{temperature}_max_noops_{noops}")
-    if result is None:  # a set that evaluates other cells
-        return "—"
-    return f"{result['mean_unclipped']:.2f} ± {result['std_unclipped']:.2f}"
-
-
-def pong_section(archive_dir, docs_dir):
-    """The real-Pong run's per-epoch table and figure, from the archive; None before its first epoch."""
-    runs = sorted(glob.glob(os.path.join(archive_dir, "simple_pong_cpu_s*")))
-    randoms = sorted(glob.glob(os.path.join(archive_dir, "random_s*")))
-    if not runs:
-        return None
-    header = (["run", "epoch", "real steps"] + [title for _, _, title in PONG_CELLS]
-              + ["reward accuracy at 12", "at 50", "pixel accuracy", "minutes"])
-    rows = []
-    for run in randoms:
-        results = json.load(open(os.path.join(run, "summary.json")))["results"]["random"]
-        rows.append([os.path.basename(run), "—", "—"] + [cell(results, t, n) for t, n, _ in PONG_CELLS]
-                    + ["—"] * 4)
-    for run in runs:
-        for summary in epoch_summaries(run):
-            model = summary["world_model"]
-            rows.append([os.path.basename(run), summary["epoch"], f"{summary['real_env_steps']:,}"]
-                        + [cell(summary["policy"], t, n) for t, n, _ in PONG_CELLS]
-                        + [metric(model, "reward_accuracy/at_12"), metric(model, "reward_accuracy/at_50"),
-                           f"{model['pixel_accuracy']:.4f}", f"{sum(summary['stage_seconds'].values()) / 60:.0f}"])
-    output = os.path.join(docs_dir, "results", "pong_cpu.png")
-    subprocess.run([sys.executable, "-m", "rlkit.rl.plot", f"--logdir={','.join(runs + randoms)}", f"--tag={TAG}",
-                    f"--output={output}", "--ylim=-21,-18",  # the 32-episode means' noise in view, not magnified
-                    "--title=Pong, rlmb_pong_cpu: evaluation return (temperature 1, 32 episodes)"], check=True)
-    return "\n".join([markdown_table(header, rows), "", f"![SimPLe on real Pong](results/{os.path.basename(output)})"])
-
-
-def replace_between(path, begin, end, text):
-    document = open(path).read()
-    start, stop = document.index(begin) + len(begin), document.index(end)
-    with open(path, "w") as f:
-        f.write(document[:start] + "\n" + text + "\n" + document[stop:])
 
 
 def define_flags():

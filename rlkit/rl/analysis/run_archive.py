@@ -7,13 +7,15 @@ A long evaluation of the run's final policy (the evaluator's summary.json, from 
 script's ONLY=long_eval) is kept beside them as long_eval.json. `archive` copies a directory's
 runs into the archive, `keep_pending` a cell's finished reruns into pending (beside it, read by no
 table) and `promote` moves a whole cell from pending into the archive. The readers at the end give
-the tables a method's archived runs, the ones a cell counts and their final evaluations.
+the tables a method's archived runs, the ones a cell counts and their final evaluations, and a loop
+run's per-epoch summaries.
 """
 
 import filecmp
 import glob
 import json
 import os
+import re
 import shutil
 
 import numpy as np
@@ -287,3 +289,10 @@ def long_evaluation(run):
         (cells,) = json.load(f)["results"].values()  # the policy's (or the random agent's) cells
     cell = cells["sampling_temp_1.0_max_noops_0"]
     return cell["mean_unclipped"], cell["std_unclipped"], cell["episodes"]
+
+
+def epoch_summaries(run):
+    """A loop run's per-epoch JSON (evaluation returns, world-model metrics, stage times), in epoch order."""
+    paths = sorted(glob.glob(os.path.join(run, "eval_metrics", "epoch_*.json")),
+                   key=lambda p: int(re.search(r"epoch_(\d+)", p).group(1)))
+    return [json.load(open(path)) for path in paths]
