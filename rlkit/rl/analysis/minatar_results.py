@@ -18,8 +18,8 @@ Long evaluations (RUNS/GAME/long_eval/RUN, the experiment script's ONLY=long_eva
 as the run's long_eval.json and make the evaluation-noise table between `<!-- noise:begin -->`
 and `<!-- noise:end -->`.
 --pong_runs (a dir holding simple_pong_cpu_s* and random_s*) is archived into
-DOCS/results/runs/pong alike, and makes (rlkit.rl.analysis.pong_results) the per-epoch table between `<!-- pong:begin -->` and
-`<!-- pong:end -->` and DOCS/results/pong_cpu.png.
+DOCS/results/runs/pong alike, and makes (rlkit.rl.analysis.pong_results) the per-epoch table
+between `<!-- pong:begin -->` and `<!-- pong:end -->` and DOCS/results/pong_cpu.png.
 A rerun that is to replace a cell's archived runs is kept with --pending instead: once finished,
 in DOCS/results/pending/GAME/RUN, which no table reads, so a machine lost before the cell's other
 seeds finish loses none of it; --promote=GAME/PREFIX then moves the cell's pending runs into the
@@ -105,7 +105,6 @@ GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 # docs/off_policy.md's per-seed table of the DQN column's runs since the replay fix (issue 66).
 DQN_RERUN_BEGIN, DQN_RERUN_END = "<!-- dqn-rerun:begin -->", "<!-- dqn-rerun:end -->"
-
 
 
 def world_model_metrics(run):
