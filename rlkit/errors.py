@@ -3,7 +3,8 @@
 Commands run their `main` through `run_command`, which prints a `UserError` as a single line
 and exits non-zero, turns Ctrl-C and SIGTERM into one line saying how to resume, and a write
 that ran out of space (a full disk or quota, a read-only remount) into one line saying what
-could not be written; anything else is a bug: its traceback, and exit status 1.
+could not be written; anything else is a bug: its traceback, and exit status 1. `--help` and
+the other help flags print the help and exit 0.
 """
 
 import atexit
@@ -20,7 +21,7 @@ import threading
 import time
 import traceback
 
-from absl import app, logging
+from absl import app, flags, logging
 
 _run_in_progress = None  # the output dir of the run this command started, for the Ctrl-C line
 
@@ -255,4 +256,15 @@ def run_command(main):
             print(f"error: could not write {failed[0]}: {failed[1]}; free some space (or make the filesystem "
                   f"writable) and rerun the same command{where}: what was written whole is kept", file=sys.stderr)
             _exit_now(OUT_OF_SPACE_STATUS)
-    app.run(main_with_user_errors)
+    app.run(main_with_user_errors, flags_parser=_parse_flags)
+
+
+def _parse_flags(argv):
+    """absl's flag parsing, except that help asked for (--help, --helpfull, --helpxml) and shown
+    ends with status 0: absl ends it with 1, which a script or a shell's `&&` reads as a failure."""
+    try:
+        return flags.FLAGS(argv)
+    except flags.Error:
+        return app.parse_flags_with_usage(argv)  # the same error again: absl's message, status 1
+    except SystemExit as stop:  # only absl's help flags leave the parse this way, after the help
+        raise SystemExit(0 if stop.code == 1 else stop.code) from None

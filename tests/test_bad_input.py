@@ -442,6 +442,17 @@ COMMANDS = sorted(os.path.relpath(path, ROOT)[:-3].replace("/", ".")
                   if '__name__ == "__main__"' in open(path).read()) + ["rlkit.hparams"]
 
 
+@pytest.mark.parametrize("args, says", [(["--hparams_sett=rlmf_base"], "Unknown command line flag 'hparams_sett'"),
+                                        (["--seed=abc"], "flag --seed=abc: invalid literal")])
+def test_a_bad_flag_is_absl_s_one_line_and_status_1(args, says):
+    """A flag absl cannot parse: absl's own line and status 1 (only help ends with 0), no traceback."""
+    result = run_module("rlkit.rl.trainer_model_free", *args, timeout=120)
+    assert result.returncode == 1, result.returncode
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.stderr.startswith(f"FATAL Flags parsing error: {says}"), result.stderr
+    assert result.stdout == "", result.stdout
+
+
 @pytest.mark.parametrize("module", COMMANDS)
 def test_help_lists_every_flag_a_user_types(module):
     """absl's --help lists the main module's key flags: the shared ones from rlkit/cli.py too."""
@@ -451,6 +462,7 @@ def test_help_lists_every_flag_a_user_types(module):
     if "cli.define_flags(" in source:
         expected |= {"hparams_set", "hparams", "loop_hparams_set", "loop_hparams", "gin_files", "gin_bindings", "seed"}
     result = run_module(module, "--help", timeout=120)
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]  # absl exits 1 after --help
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert result.returncode == 0, result.returncode  # help asked for and shown is a success (absl says 1)
     listed = set(re.findall(r"^  --(?:\[no\])?(\w+)", result.stdout, re.MULTILINE))
     assert expected and expected <= listed, expected - listed

@@ -93,6 +93,7 @@ def test_bad_input_gets_one_line(cli, tmp_path):
 
 
 def test_helpfull_lists_every_flag(cli):
-    result = cli("rlkit.rl.collect", "--helpfull")  # absl exits 1 after help
+    result = cli("rlkit.rl.collect", "--helpfull")
+    assert result.returncode == 0, result.stderr[-2000:]
     for flag in ("--hparams_set", "--hparams", "--output_dir", "--gin_files", "--gin_bindings", "--seed"):
         assert flag in result.stdout, flag
