@@ -114,6 +114,9 @@ def add_minatar_eval_hparams(hparams):
     return hparams
 
 
+CARTPOLE_SOLVED = 475.0  # gymnasium's reward threshold for CartPole-v1: a run's `solved_return`
+
+
 @register_hparams
 def env_cartpole():
     """CartPole-v1 through the same batched interface, for small experiments and tests."""
