@@ -343,6 +343,40 @@ def test_the_results_command_writes_every_section_even_where_its_reader_stops_at
     assert "stale" not in text and "| breakout | PPO @100K | 2 |" in text
 
 
+def test_the_readme_summary_gives_each_reported_cell_and_bolds_the_best_at_100k(tmp_path):
+    import subprocess
+    import sys
+
+    from rlkit.rl.analysis.minatar_results import summary_section
+    from rlkit.rl.analysis.tables import mean_interval
+
+    docs = tmp_path / "docs"
+    archive = docs / "results" / "runs"
+    for seed, mean in enumerate([2.0, 2.4]):
+        archived_run(archive, "breakout", f"simple_ends_100k_s{seed}", [mean], finished=True)  # Breakout's own set
+        archived_run(archive, "breakout", f"ppo_100k_s{seed}", [mean / 2], finished=True)
+        archived_run(archive, "breakout", f"ppo_1m_s{seed}", [mean * 3], finished=True)  # higher, but not at 100K
+    archived_run(archive, "freeway", "random_s0", [0.4], finished=True)
+    lines = summary_section(str(archive)).splitlines()
+    assert lines[0].split(" | ")[1:3] == ["SimPLe, each game's set @100K", "SimPLe, one set @100K"]
+    breakout, freeway = ([cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:4])
+    assert breakout == ["breakout (`rlmb_minatar_ends`)", f"**{mean_interval([2.0, 2.4])}** (2)", "—", "—", "—",
+                        f"{mean_interval([1.0, 1.2])} (2)", "—", f"{mean_interval([6.0, 7.2])} (2)", "—"]
+    assert freeway == ["freeway (`rlmb_minatar`)", *["—"] * 7, "0.40 (1)"]  # nothing at 100K: nothing bold
+    assert len(lines) == 2 + 5
+
+    # The command rewrites the README beside the docs dir between its markers, and nothing else there.
+    (docs / "results.md").write_text("<!-- results:begin -->\n<!-- results:end -->\n"
+                                     "<!-- noise:begin -->\n<!-- noise:end -->\n")
+    readme = tmp_path / "README.md"
+    readme.write_text("# front\n<!-- summary:begin -->\nstale\n<!-- summary:end -->\nafter\n")
+    result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.minatar_results", f"--docs={docs}"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert readme.read_text() == ("# front\n<!-- summary:begin -->\n" + "\n".join(lines)
+                                  + "\n<!-- summary:end -->\nafter\n")
+
+
 def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):
     from rlkit.rl.analysis.minatar_results import game_rows, noise_section
 

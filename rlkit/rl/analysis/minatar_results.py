@@ -25,8 +25,10 @@ in DOCS/results/pending/GAME/RUN, which no table reads, so a machine lost before
 seeds finish loses none of it; --promote=GAME/PREFIX then moves the cell's pending runs into the
 archive together (refused where the cell would mix code versions) and makes the tables.
 --prefixes=dreamer_1m,... archives (or keeps pending) only those methods' runs of --runs.
-DOCS/off_policy.md gets the DQN column's runs seed by seed, each beside the same seed's run
-before the replay fix, between `<!-- dqn-rerun:begin -->` and `<!-- dqn-rerun:end -->`.
+The README beside DOCS gets the summary of the reported cells between `<!-- summary:begin -->`
+and `<!-- summary:end -->`, where it has them. DOCS/off_policy.md gets the DQN column's runs seed
+by seed, each beside the same seed's run before the replay fix, between `<!-- dqn-rerun:begin -->`
+and `<!-- dqn-rerun:end -->`.
 """
 
 import collections
@@ -40,10 +42,10 @@ from absl import flags
 
 from rlkit.errors import UserError, did_you_mean, run_command
 from rlkit.rl.analysis import statistics
+from rlkit.rl.analysis.evaluation_noise import noise_table
 from rlkit.rl.analysis.pong_results import PONG_BEGIN, PONG_END, PONG_RUNS, pong_section
-from rlkit.rl.analysis.run_archive import (TAG, archive, archived_runs, asked_episodes, code_versions, counted_runs,
-                                          epoch_summaries, evaluation_spread, evaluations, final_evaluations,
-                                          keep_pending, long_evaluation, promote, seed_of)
+from rlkit.rl.analysis.run_archive import (TAG, archive, archived_runs, code_versions, counted_runs, epoch_summaries,
+                                          evaluations, final_evaluations, keep_pending, promote, seed_of)
 from rlkit.rl.analysis.tables import duration, markdown_table, mean_interval, metric, noise, replace_between
 from rlkit.rl.experiments import curves
 
@@ -103,6 +105,11 @@ STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 NOISE_BEGIN, NOISE_END = "<!-- noise:begin -->", "<!-- noise:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+# README.md's summary (beside the docs dir): each game's SimPLe set, then these methods' cells.
+SUMMARY_BEGIN, SUMMARY_END = "<!-- summary:begin -->", "<!-- summary:end -->"
+SUMMARY_METHODS = (("simple_combined_100k", "SimPLe, one set @100K"), ("dreamer_100k", "DreamerV2 @100K"),
+                   ("dreamer_v3_100k", "DreamerV3 @100K"), ("ppo_100k", "PPO @100K"), ("dqn_100k", "DQN @100K"),
+                   ("ppo_1m", "PPO @1M"), ("random", "random"))
 # docs/off_policy.md's per-seed table of the DQN column's runs since the replay fix (issue 66).
 DQN_RERUN_BEGIN, DQN_RERUN_END = "<!-- dqn-rerun:begin -->", "<!-- dqn-rerun:end -->"
 
@@ -200,11 +207,16 @@ def final_returns(archive_dir, game, prefix, leave_out_selection_seeds=False):
     return final_evaluations(runs)[0]
 
 
-def best_simple_runs(path=SIMPLE_SETS):
-    """{game: the run directory prefix of its best SimPLe set} from the list at `path`."""
+def simple_sets(path=SIMPLE_SETS):
+    """{game: (its SimPLe set, the run directory prefix of its runs)} from the list at `path`."""
     with open(path) as f:
         rows = [line.split() for line in f if line.strip() and not line.startswith("#")]
-    return {game: prefix for game, _, prefix in rows}
+    return {game: (name, prefix) for game, name, prefix in rows}
+
+
+def best_simple_runs(path=SIMPLE_SETS):
+    """{game: the run directory prefix of its best SimPLe set} from the list at `path`."""
+    return {game: prefix for game, (_, prefix) in simple_sets(path).items()}
 
 
 def reported_methods(game):
@@ -255,65 +267,33 @@ def statistics_section(archive_dir, docs_dir, reps=10_000):
                         zip(("performance profile", "IQM and optimality gap"), figures))])
 
 
-def noise_section(archive_dir):
-    """Evaluation noise against seed noise, for the reported cells (each game's SimPLe set and
-    `REPORTED`) that have two counted runs or more: the final evaluations' episodes, mean SE and
-    spread over seeds, the same for the long evaluations where every run has one, the spread of
-    the seeds' true returns (the variance over seeds less the evaluations' mean squared SE: what
-    evaluation noise leaves; from the long evaluations where there are), how many episodes an
-    evaluation needs for its SE to be half of that spread, and whether the evaluation the results
-    table uses has them."""
+def summary_section(archive_dir):
+    """The front page's table (README.md): each game's reported cells, the final return at
+    temperature 1 as 'mean [95% CI] (runs)', the best mean at 100K real steps in bold; '—' where no
+    run of the method has been archived on the game (a cell's reruns wait in pending until all
+    its seeds are in)."""
+    columns = [(None, "SimPLe, each game's set @100K")] + list(SUMMARY_METHODS)  # None: the game's own set
+    sets = simple_sets()
     rows = []
     for game in GAMES:
-        for prefix, label in reported_methods(game):
-            counted, _ = counted_runs(archived_runs(archive_dir, game, prefix))
-            if len(counted) < 2:
-                continue
-            finals = [evaluations(run)[-1][1] for run in counted]
-            spreads = {run: evaluation_spread(run) for run in counted}
-            recorded = [spread for spread in spreads.values() if spread]
-            unrecorded = [run for run, spread in spreads.items() if spread is None]
-            if recorded:  # older runs among them (32 episodes) count in whether it has the episodes
-                others = asked_episodes(unrecorded)
-                final = noise_columns(finals, recorded, others)
-                if unrecorded:
-                    final[0] += f" ({len(recorded)} of {len(counted)} runs; the others {episode_range(others)})"
-            else:
-                final = [f"{episode_range(asked_episodes(unrecorded))} (spread not recorded)",
-                         f"— / {np.std(finals, ddof=1):.3f}", "—", "—", "—"]
-            longs = [long_evaluation(run) for run in counted]
-            long = noise_columns([m for m, _, _ in longs], [(s, n) for _, s, n in longs]) if None not in longs else None
-            table = long or final  # the evaluation the results table uses: the long one where every run has one
-            rows.append([game, label, len(counted), *final[:2], *(long[:2] if long else ["—", "—"]), *table[2:]])
-    if not rows:
-        return None
-    return markdown_table(["game", "method", "seeds", "final evaluation: episodes", "SE / seed std",
-                           "long evaluation: episodes", "SE / seed std", "seeds' own spread (estimated)",
-                           "episodes for an SE of half of it", "the table's evaluation has them"], rows)
+        returns = [final_returns(archive_dir, game, prefix or sets[game][1]) for prefix, _ in columns]
+        at_100k = [i for i, (prefix, _) in enumerate(columns) if (prefix or "_100k").endswith("_100k") and returns[i]]
+        best = max(at_100k, key=lambda i: np.mean(returns[i]), default=None)
+        cells = [f"{mean_interval(r)} ({len(r)})" if r else "—" for r in returns]
+        if best is not None:
+            cells[best] = f"**{mean_interval(returns[best])}** ({len(returns[best])})"
+        rows.append([f"{game} (`{sets[game][0]}`)", *cells])
+    return markdown_table(["game (its SimPLe set)", *(label for _, label in columns)], rows)
 
 
-def noise_columns(means, recorded, unrecorded_episodes=()):
-    """['episodes', 'SE / seed std', "seeds' own spread", 'episodes for an SE of half of it',
-    'whether these evaluations have them'] of evaluations with returns `means` over seeds and
-    (spread over episodes, episodes) for those that `recorded` them (one at least), the others
-    having played `unrecorded_episodes`: `statistics.seed_spread`, where no spread beyond
-    evaluation noise leaves nothing to resolve."""
-    spreads, episodes = (np.array(column, dtype=float) for column in zip(*recorded))
-    own, p_value, needed = statistics.seed_spread(means, spreads, episodes)
-    columns = [episode_range(episodes), f"{np.mean(spreads / np.sqrt(episodes)):.3f} / {np.std(means, ddof=1):.3f}"]
-    p_text = f"p {p_value:.2f}" if p_value >= 0.01 else "p < 0.01"
-    if needed is None:
-        return columns + [f"{own:.3f} (within evaluation noise: {p_text})", "—",
-                          "— (nothing to resolve; its SE counts against the gaps to other methods)"]
-    short = sum(n < needed for n in [*episodes, *unrecorded_episodes])
-    has_them = "yes" if not short else "no" if short == len(means) else f"no ({short} of {len(means)} runs short)"
-    return columns + [f"{own:.3f} ({p_text})", f"{needed:,}", has_them]
+def noise_section(archive_dir):
+    """The noise table (rlkit.rl.analysis.evaluation_noise) of the reported cells: each game's
+    SimPLe set and `REPORTED`."""
+    return noise_table(archive_dir, [(game, prefix, label) for game in GAMES for prefix, label in reported_methods(game)])
 
 
-def episode_range(episodes):
-    """'128', or '32-128' where the runs played different numbers of episodes."""
-    low, high = int(min(episodes)), int(max(episodes))
-    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+def read_or_empty(path):
+    return open(path).read() if os.path.isfile(path) else ""
 
 
 def draw(runs, game, docs_dir):
@@ -398,7 +378,10 @@ def main(argv):
     # Every section is written before any is printed: a reader that stops early (`| head`) ended the
     # command at its first print, leaving the sections after it as they were.
     path, off_policy = (os.path.join(FLAGS.docs, name) for name in ("results.md", "off_policy.md"))
+    readme = os.path.join(FLAGS.docs, os.pardir, "README.md")
     sections = [(path, BEGIN, END, "\n".join(text)),
+                (readme, SUMMARY_BEGIN, SUMMARY_END,
+                 summary_section(archive_dir) if SUMMARY_BEGIN in read_or_empty(readme) else None),
                 (path, STATS_BEGIN, STATS_END, statistics_section(archive_dir, FLAGS.docs)),
                 (path, NOISE_BEGIN, NOISE_END, noise_section(archive_dir)),
                 (off_policy, DQN_RERUN_BEGIN, DQN_RERUN_END,
