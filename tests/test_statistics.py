@@ -333,6 +333,8 @@ def test_the_results_command_writes_every_section_even_where_its_reader_stops_at
                      episodes=128)
     (docs / "results.md").write_text("<!-- results:begin -->\n<!-- results:end -->\n"
                                      "<!-- noise:begin -->\nstale\n<!-- noise:end -->\n")
+    readme = tmp_path / "README.md"  # the front page beside the docs dir: its summary table too
+    readme.write_text("# front\n<!-- summary:begin -->\nstale\n<!-- summary:end -->\nafter\n")
     command = subprocess.Popen([sys.executable, "-m", "rlkit.rl.analysis.minatar_results", f"--docs={docs}"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     command.stdout.close()  # the reader gone before the first line
@@ -341,17 +343,17 @@ def test_the_results_command_writes_every_section_even_where_its_reader_stops_at
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
     text = (docs / "results.md").read_text()
     assert "stale" not in text and "| breakout | PPO @100K | 2 |" in text
+    from rlkit.rl.analysis.minatar_results import summary_section
+    summary = summary_section(str(docs / "results" / "runs"))
+    assert "| **1.20 [1.00, 1.40]** (2) |" in summary.splitlines()[2]  # PPO@100K, the only cell at 100K
+    assert readme.read_text() == f"# front\n<!-- summary:begin -->\n{summary}\n<!-- summary:end -->\nafter\n"
 
 
 def test_the_readme_summary_gives_each_reported_cell_and_bolds_the_best_at_100k(tmp_path):
-    import subprocess
-    import sys
-
     from rlkit.rl.analysis.minatar_results import summary_section
     from rlkit.rl.analysis.tables import mean_interval
 
-    docs = tmp_path / "docs"
-    archive = docs / "results" / "runs"
+    archive = tmp_path / "runs"
     for seed, mean in enumerate([2.0, 2.4]):
         archived_run(archive, "breakout", f"simple_ends_100k_s{seed}", [mean], finished=True)  # Breakout's own set
         archived_run(archive, "breakout", f"ppo_100k_s{seed}", [mean / 2], finished=True)
@@ -364,17 +366,6 @@ def test_the_readme_summary_gives_each_reported_cell_and_bolds_the_best_at_100k(
                         f"{mean_interval([1.0, 1.2])} (2)", "—", f"{mean_interval([6.0, 7.2])} (2)", "—"]
     assert freeway == ["freeway (`rlmb_minatar`)", *["—"] * 7, "0.40 (1)"]  # nothing at 100K: nothing bold
     assert len(lines) == 2 + 5
-
-    # The command rewrites the README beside the docs dir between its markers, and nothing else there.
-    (docs / "results.md").write_text("<!-- results:begin -->\n<!-- results:end -->\n"
-                                     "<!-- noise:begin -->\n<!-- noise:end -->\n")
-    readme = tmp_path / "README.md"
-    readme.write_text("# front\n<!-- summary:begin -->\nstale\n<!-- summary:end -->\nafter\n")
-    result = subprocess.run([sys.executable, "-m", "rlkit.rl.analysis.minatar_results", f"--docs={docs}"],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert readme.read_text() == ("# front\n<!-- summary:begin -->\n" + "\n".join(lines)
-                                  + "\n<!-- summary:end -->\nafter\n")
 
 
 def test_the_seeds_own_spread_is_what_evaluation_noise_leaves_of_their_spread(tmp_path):
