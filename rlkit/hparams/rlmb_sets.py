@@ -341,8 +341,9 @@ def rlmb_minatar_combined():
     """One SimPLe set for every MinAtar game (issue 68): each change that made some game's set
     the first above random there, together: episode ends, one-cell objects, object frames
     (Seaquest's), changed pixels x3 (Space Invaders'), ending steps with head maxima and expected
-    rewards (Asterix's; expected rewards also lifted Freeway's SimPLe seed 0, 1.81 to 19.47). Not
-    run yet: its tuning is on seeds 100 and above, its reported runs on seeds 0-4 (docs/results.md)."""
+    rewards (Asterix's; expected rewards also lifted Freeway's SimPLe seed 0, 1.81 to 19.47). Fixed
+    before its reported runs (seeds 0-4 on Breakout and Freeway, 0-2 elsewhere, all from adc03ea);
+    any tuning on seeds 100 and above (docs/results.md, "One set for every game")."""
     return _changed_pixels(_ending_steps(_object_frames(_object_heads(_episode_ends(rlmb_minatar())))))
 
 
