@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from rlkit.hparams import create_hparams
-from rlkit.models.rssm import categorical_kl, kl_balanced
+from rlkit.models.rssm_losses import categorical_kl, kl_balanced
 from rlkit.models.twohot import bins, nearest_value_probabilities, symexp, symlog, twohot, twohot_loss, twohot_mean
 from rlkit.rl.learners.dreamer import DreamerAgent, imagined_discounts, quantile, return_scale, trajectory_weights
 

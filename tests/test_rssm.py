@@ -10,7 +10,8 @@ import tensorflow as tf
 
 from rlkit.hparams import create_hparams
 from rlkit.models.registry import get_model
-from rlkit.models.rssm import categorical_kl, kl_balanced, straight_through_sample, uniform_mix
+from rlkit.models.rssm import straight_through_sample, uniform_mix
+from rlkit.models.rssm_losses import categorical_kl, kl_balanced
 from rlkit.models.world_model import LOSS_KEYS, imagine
 
 
@@ -56,7 +57,7 @@ def test_uniform_mix_floors_every_class_at_mix_over_classes_and_zero_mix_changes
 
 
 def test_reward_detection_counts_predicted_rewards_on_rewarded_steps_and_false_ones_elsewhere():
-    from rlkit.models.rssm import reward_detection
+    from rlkit.models.rssm_losses import reward_detection
 
     means = tf.constant([0.7, 0.2, -0.9, 0.6, 0.1, 0.0])
     rewards = tf.constant([1.0, 1.0, -1.0, 0.0, 0.0, 0.0])
