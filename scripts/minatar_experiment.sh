@@ -33,6 +33,9 @@
 # (seeds 100 and up) go in a RUNS of their own, which the results script is never given:
 #   SEEDS_simple_combined_asterix=100 ONLY=simple_combined bash scripts/minatar_experiment.sh TUNING_RUNS asterix
 # ONLY=long_eval evaluates each seed's final policy again on 2,048 episodes (below).
+# LONG_EVAL_GAMES="asterix ...": each SimPLe or Dreamer run on these games is followed at once by
+# that long evaluation of its final policy (the one ONLY=long_eval makes): the policy lives only
+# on the machine that made the run, which a session does not always keep.
 # SimPLe rows, each game's best set, listed in docs/results/simple_sets.txt (with its run directory,
 # RUNS/GAME/PREFIX_sS): rlmb_minatar (SimPLe as published) on Freeway, whose episodes do not end
 # early; on the four games that end at the first lost life, which SimPLe's model cannot show, sets
@@ -113,6 +116,29 @@ count_running() {  # sets running: how many of the started runs are still going
   for pid in "${started[@]}"; do
     if kill -0 "$pid" 2>/dev/null; then (( ++running )); fi
   done
+}
+
+long_eval_episodes=${LONG_EVAL_EPISODES:-2048}
+evaluate_long() {  # evaluate_long RUN_DIR SEED: its final policy at temperature 1, into RUNS/GAME/long_eval/RUN
+  local run=$1 seed=$2 game_dir=${1%/*}
+  now $python -m rlkit.rl.evaluator --policy_dir="$run/policy" --seed="$seed" \
+    --hparams="eval_batch_size=$long_eval_episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$game_dir/long_eval/${run##*/}"
+}
+
+# then_long_eval RUN_DIR SEED COMMAND...: COMMAND (a loop run), then, once it has ended well, its
+# long evaluation unless one is there. Started as a run is (in the background, in a subshell of its
+# own, where the script's traps do not hold): a stop is passed on to what it is running.
+then_long_eval() {
+  local run=$1 seed=$2; shift 2
+  trap 'kill -TERM ${!:-} 2>/dev/null; wait; exit 143' TERM
+  "$@" &
+  wait $! || return
+  [ -f "${run%/*}/long_eval/${run##*/}/summary.json" ] || evaluate_long "$run" "$seed"
+}
+with_long_eval=()
+long_eval_after() {  # long_eval_after GAME RUN_DIR SEED: sets with_long_eval, the prefix of a run's command
+  with_long_eval=()
+  case " ${LONG_EVAL_GAMES:-} " in *" $1 "*) with_long_eval=(then_long_eval "$2" "$3") ;; esac
 }
 
 # Runs started in the background ignore Ctrl-C (bash does that without job control): pass the stop on.
@@ -200,8 +226,9 @@ for game in "${games[@]}"; do
     if [ "${SIMPLE:-}" = faithful ]; then set_name=rlmb_minatar run=simple_100k; fi
     seeds simple "$game"
     for seed in $seed_list; do
-      launch "$dir/${run}_s$seed" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name --loop_hparams="game=minatar/$game$final_episodes" \
-        --seed="$seed" --output_dir="$dir/${run}_s$seed"
+      long_eval_after "$game" "$dir/${run}_s$seed" "$seed"
+      launch "$dir/${run}_s$seed" "${with_long_eval[@]}" $python -m rlkit.rl.trainer_model_based --loop_hparams_set=$set_name \
+        --loop_hparams="game=minatar/$game$final_episodes" --seed="$seed" --output_dir="$dir/${run}_s$seed"
     done
   fi
 done
@@ -213,7 +240,8 @@ loop_rows() {
   for game in "${games[@]}"; do
     seeds "$method" "$game"
     for seed in $seed_list; do
-      launch "$runs/$game/${prefix}_s$seed" $python -m rlkit.rl.trainer_model_based \
+      long_eval_after "$game" "$runs/$game/${prefix}_s$seed" "$seed"
+      launch "$runs/$game/${prefix}_s$seed" "${with_long_eval[@]}" $python -m rlkit.rl.trainer_model_based \
         --${flag}_set=$set_name --$flag="game=minatar/$game$extra$final_episodes" \
         --seed="$seed" --output_dir="$runs/$game/${prefix}_s$seed"
     done
@@ -239,7 +267,6 @@ if [ "${ONLY:-}" = long_eval ]; then
   # named). A PPO run is trained first (rerun where it is not here: same seed, same numbers on the
   # same machine); a SimPLe or Dreamer run, hours long, only where its directory is here. One at a
   # time, minutes each.
-  episodes=${LONG_EVAL_EPISODES:-2048}
   long_evaluation() {  # long_evaluation GAME RUN_NAME SEED [PPO HPARAMS]: unless archived or done here
     local game=$1 name=$2 seed=$3 more=${4:-}
     local run="$runs/$game/${name}_s$seed" long="$runs/$game/long_eval/${name}_s$seed"
@@ -253,7 +280,7 @@ if [ "${ONLY:-}" = long_eval ]; then
     case $name in
       random)
         now $python -m rlkit.rl.evaluator --agent=random --hparams_set=rlmf_minatar --seed="$seed" \
-          --hparams="game=minatar/$game,eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
+          --hparams="game=minatar/$game,eval_batch_size=$long_eval_episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
         return ;;
       ppo_*)
         now $python -m rlkit.rl.trainer_model_free --hparams_set=rlmf_minatar --hparams="game=minatar/$game$more" \
@@ -261,8 +288,7 @@ if [ "${ONLY:-}" = long_eval ]; then
       *)
         if [ ! -d "$run/policy" ]; then echo "skipped $run: not on this machine (its policy is needed)" >&2; return; fi ;;
     esac
-    now $python -m rlkit.rl.evaluator --policy_dir="$run/policy" --seed="$seed" \
-      --hparams="eval_batch_size=$episodes,eval_sampling_temps=[1.0]" --eval_metrics_dir="$long"
+    evaluate_long "$run" "$seed"
   }
   every_seed() {  # every_seed SEEDS_OF GAME RUN_NAME [PPO HPARAMS]: long_evaluation of each seed `seeds` lists
     seeds "$1" "$2"

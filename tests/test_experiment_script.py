@@ -210,12 +210,13 @@ echo "end $out" >> "$RECORD"
 """
 
 
-def start_in_parallel(tmp_path, seconds, games=("asterix",)):
+def start_in_parallel(tmp_path, seconds, games=("asterix",), **more_env):
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "fake.sh").write_text(FAKE_PYTHON)
     inherited = {name: value for name, value in os.environ.items() if not name.startswith("TF_NUM_")}
     env = dict(inherited, JOBS="2", ONLY="simple", ARCHIVE=str(tmp_path / "archive"), RECORD=str(tmp_path / "record"),
                PYTHON=f"bash {tmp_path / 'fake.sh'}", FAKE_SECONDS=str(seconds))
+    env.update(more_env)
     # Ctrl-C as a terminal delivers it: a shell started with SIGINT ignored (as a test worker may
     # have left it, after a library that set it so) can never trap it, and the script ran on.
     return subprocess.Popen(["bash", SCRIPT, str(tmp_path / "runs"), *games], env=env, stderr=subprocess.PIPE,
@@ -270,13 +271,52 @@ def test_a_sigterm_stops_the_run_going_one_at_a_time_at_once(tmp_path):
     assert [line.split()[0] for line in (tmp_path / "record").read_text().splitlines()] == ["start", "stopped"]
 
 
-def test_a_stop_at_any_moment_stops_every_run_it_started(tmp_path):
+def test_long_eval_games_evaluate_each_loop_run_there_as_soon_as_it_ends_well(tmp_path):
+    """LONG_EVAL_GAMES: a SimPLe or Dreamer run on these games is followed by its long evaluation
+    (as ONLY=long_eval makes it) as soon as it has ended well; elsewhere nothing changes."""
+    runs, archive = tmp_path / "runs", tmp_path / "archive"
+    for only, prefix in (("simple_combined", "simple_combined_100k"), ("simple", "simple_ending_steps_100k")):
+        commands, _ = dry_run(runs, archive, "asterix", "breakout", ONLY=only, LONG_EVAL_GAMES="asterix seaquest")
+        asterix = [c for c in commands if "game=minatar/asterix" in c]
+        assert len(asterix) == 3 and all(
+            c.startswith(f"then_long_eval {runs}/asterix/{prefix}_s{seed} {seed} python -m rlkit.rl.trainer_model_based ")
+            for seed, c in enumerate(asterix))
+        assert all(c.startswith("python -m ") for c in commands if c not in asterix)
+
+    process = start_in_parallel(tmp_path / "after", seconds=0.5, ONLY="simple_combined", LONG_EVAL_GAMES="asterix")
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 1, stderr  # seed 1's run fails: it gets no evaluation
+    events = [line.split()[:2] for line in (tmp_path / "after" / "record").read_text().splitlines()]
+    run_dir = tmp_path / "after" / "runs" / "asterix"
+    for seed in (0, 2):
+        evaluation = f"--eval_metrics_dir={run_dir}/long_eval/simple_combined_100k_s{seed}"
+        assert events.index(["start", evaluation]) > events.index(["end", f"{run_dir}/simple_combined_100k_s{seed}"])
+        assert ["end", evaluation] in events
+    assert not any("long_eval/simple_combined_100k_s1" in event[1] for event in events)
+
+    # A stop reaches what each run is running, its run or its evaluation.
+    process = start_in_parallel(tmp_path / "stop", seconds=60, ONLY="simple_combined", LONG_EVAL_GAMES="asterix")
+    deadline = time.monotonic() + 30
+    while (not (tmp_path / "stop" / "record").exists()
+           or len((tmp_path / "stop" / "record").read_text().splitlines()) < 2) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    stderr = process.communicate(timeout=30)[1]
+    assert process.returncode == 130 and stderr.splitlines()[-1] == "stopped; rerun the same command to resume the runs"
+    assert sorted(line.split()[0] for line in (tmp_path / "stop" / "record").read_text().splitlines()) == [
+        "start", "start", "stopped", "stopped"]
+
+
+@pytest.mark.parametrize("long_eval_games", ["", "breakout freeway asterix"])
+def test_a_stop_at_any_moment_stops_every_run_it_started(tmp_path, long_eval_games):
     # Ctrl-C lands wherever the script is: starting runs, waiting for one to end, between games.
     # bash 5.2 failed the trap ("interrupt trap: unexpected EOF while looking for matching `)'",
     # exit 2, runs left going) when it landed in a command substitution: 29 of 96 such stops did.
+    # With LONG_EVAL_GAMES, also where a run's evaluation follows it.
     def stop_at(moment):
         directory = tmp_path / f"stop{moment}"
-        process = start_in_parallel(directory, seconds=0.2, games=("breakout", "freeway", "asterix"))
+        process = start_in_parallel(directory, seconds=0.2, games=("breakout", "freeway", "asterix"),
+                                    LONG_EVAL_GAMES=long_eval_games)
         time.sleep(0.05 * moment)
         process.send_signal(signal.SIGINT)
         stderr = process.communicate(timeout=60)[1]
