@@ -4,6 +4,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -49,6 +50,19 @@ def assert_one_line_error(result, *fragments):
     assert len(error_lines) == 1, result.stderr
     for fragment in fragments:
         assert fragment in error_lines[0], error_lines[0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temporary_files_under_pytests_basetemp(tmp_path_factory):
+    """The temporary files of the tests and of the commands they start go under pytest's basetemp,
+    which pytest prunes to its last three sessions: TensorFlow's autograph writes a module per
+    traced function to the temp dir and deletes it at exit, which the processes the tests kill
+    on purpose never reach (about 80 such files in /tmp per suite run before this). Ray keeps
+    its own temp dir: its socket paths must stay short."""
+    os.environ.setdefault("RAY_TMPDIR", tempfile.gettempdir())
+    os.environ["TMPDIR"] = str(tmp_path_factory.mktemp("tmp"))
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+    yield
 
 
 @pytest.fixture
