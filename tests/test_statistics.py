@@ -273,7 +273,7 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     import tensorflow as tf
 
     from rlkit.errors import UserError
-    from rlkit.rl.analysis.run_archive import TAG, keep_pending, promote
+    from rlkit.rl.analysis.run_archive import TAG, keep_pending, pending_cells, promote
     from rlkit.rl.analysis.run_archive import code_versions, evaluations, long_evaluation
     from rlkit.summaries import write_summaries
 
@@ -297,6 +297,9 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     assert sorted(p.name for p in pending.iterdir()) == ["ppo_100k_s0"]
     with pytest.raises(UserError, match="seed 1 not recorded"):  # seed 1 would stay of other code
         promote(str(pending), str(archived), "ppo_100k")
+    [line] = pending_cells(str(pending), str(archived), "breakout")  # what --pending says of it
+    assert line.startswith("breakout/ppo_100k: seed 0 pending (aaaaaaa), replacing the archived seed 0; "
+                           "--promote would refuse: ") and "seed 1 not recorded" in line, line
     assert [v for _, v in evaluations(str(archived / "ppo_100k_s0"))] == [0.5, 1.0]  # nothing moved
 
     (runs / "ppo_100k_s1" / "policy").mkdir()
@@ -304,13 +307,16 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     long_evaluation_summary(runs / "long_eval" / "ppo_100k_s0", 2.1, 1.0, 2048)  # seed 0's policy again
     keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])
     assert (pending / "ppo_100k_s0" / "long_eval.json").exists()  # joins its pending run
+    assert pending_cells(str(pending), str(archived), "breakout") == [
+        "breakout/ppo_100k: seeds 0, 1 pending (aaaaaaa), replacing the archived seeds 0, 1; "
+        "once the cell has its protocol's seeds: --promote=breakout/ppo_100k"]
     promote(str(pending), str(archived), "ppo_100k")
     assert not list(pending.iterdir())
     cell = [str(archived / f"ppo_100k_s{seed}") for seed in (0, 1)]
     assert code_versions(cell) == "aaaaaaa" and [evaluations(run)[-1][1] for run in cell] == [2.0, 3.0]
     assert long_evaluation(cell[0])[0] == 2.1 and long_evaluation(cell[1]) is None
     keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])  # archived already: not again
-    assert not list(pending.iterdir())
+    assert not list(pending.iterdir()) and pending_cells(str(pending), str(archived), "breakout") == []
 
 
 def test_the_results_command_answers_a_mistyped_method_in_one_line(tmp_path):

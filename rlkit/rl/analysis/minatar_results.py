@@ -22,7 +22,8 @@ DOCS/results/runs/pong alike, and makes (rlkit.rl.analysis.pong_results) the per
 between `<!-- pong:begin -->` and `<!-- pong:end -->` and DOCS/results/pong_cpu.png.
 A rerun that is to replace a cell's archived runs is kept with --pending instead: once finished,
 in DOCS/results/pending/GAME/RUN, which no table reads, so a machine lost before the cell's other
-seeds finish loses none of it; --promote=GAME/PREFIX then moves the cell's pending runs into the
+seeds finish loses none of it (a line per cell says what waits there and whether --promote would
+take it); --promote=GAME/PREFIX then moves the cell's pending runs into the
 archive together (refused where the cell would mix code versions) and makes the tables.
 --prefixes=dreamer_1m,... archives (or keeps pending) only those methods' runs of --runs.
 The README beside DOCS gets the summary of the reported cells between `<!-- summary:begin -->`
@@ -45,7 +46,7 @@ from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.evaluation_noise import noise_table
 from rlkit.rl.analysis.pong_results import PONG_BEGIN, PONG_END, PONG_RUNS, pong_section
 from rlkit.rl.analysis.run_archive import (TAG, archive, archived_runs, code_versions, counted_runs, epoch_summaries,
-                                          evaluations, final_evaluations, keep_pending, promote, seed_of)
+                                          evaluations, final_evaluations, keep_pending, pending_cells, promote, seed_of)
 from rlkit.rl.analysis.tables import duration, markdown_table, mean_interval, metric, noise, replace_between
 from rlkit.rl.experiments import curves
 
@@ -340,6 +341,9 @@ def main(argv):
             raise UserError("--pending keeps the finished runs of --runs: give --runs=DIR as well")
         for game in GAMES:
             keep_pending(*(os.path.join(d, game) for d in (FLAGS.runs, pending_dir, archive_dir)), prefixes)
+        for game in GAMES:
+            for line in pending_cells(os.path.join(pending_dir, game), os.path.join(archive_dir, game), game):
+                print(line)
         return
     for cell in FLAGS.promote:
         game, _, prefix = cell.partition("/")

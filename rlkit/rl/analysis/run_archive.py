@@ -6,7 +6,8 @@ wall time); rlkit.rl.analysis.minatar_results makes docs/results.md's tables fro
 A long evaluation of the run's final policy (the evaluator's summary.json, from the experiment
 script's ONLY=long_eval) is kept beside them as long_eval.json. `archive` copies a directory's
 runs into the archive, `keep_pending` a cell's finished reruns into pending (beside it, read by no
-table) and `promote` moves a whole cell from pending into the archive. The readers at the end give
+table), `pending_cells` says what waits there and `promote` moves a whole cell from pending into the
+archive. The readers at the end give
 the tables a method's archived runs, the ones a cell counts and their final evaluations, and a loop
 run's per-epoch summaries.
 """
@@ -163,31 +164,65 @@ def same_run(run, archived):
             and filecmp.cmp(*provenance, shallow=False) and evaluations(archived) == evaluations(run))
 
 
-def promote(pending_dir, archive_dir, prefix):
-    """Moves a cell's pending records PENDING_DIR/PREFIX_sSEED into ARCHIVE_DIR, each replacing its
-    seed's archived run. Refuses where one has not finished, or where the cell would then mix code
-    versions: its archived seeds made by other code are to be rerun first (or removed)."""
+def promotion_refusal(pending_dir, archive_dir, prefix):
+    """Why `promote` would refuse a cell's pending records (one line), or None where it would move
+    them: one has not finished, or the cell would then mix code versions (its archived seeds made by
+    other code are to be rerun first, or removed)."""
     pending = archived_runs(pending_dir, "", prefix)
     if not pending:
-        raise UserError(f"nothing pending in {pending_dir} for {prefix}: a finished run gets there with --pending")
+        return f"nothing pending in {pending_dir} for {prefix}: a finished run gets there with --pending"
     unfinished = [os.path.basename(run) for run in pending if not json.load(open(os.path.join(run, "run_info.json")))[
         "finished"]]
     if unfinished:
-        raise UserError(f"{', '.join(unfinished)} in {pending_dir} has not finished; let it finish, then --pending again")
+        return f"{', '.join(unfinished)} in {pending_dir} has not finished; let it finish, then --pending again"
     names = {os.path.basename(run) for run in pending}
     kept = [run for run in archived_runs(archive_dir, "", prefix) if os.path.basename(run) not in names]
     if code_versions(pending + kept).startswith("mixed"):
         others = [f"seed {seed_of(run)} {code_versions([run])}" for run in kept
                   if code_versions([run]) != code_versions(pending)]
-        raise UserError(f"promoting {prefix} would mix code versions in {archive_dir}: pending "
-                        f"{code_versions(pending)}, archived {', '.join(others) or 'the same'}; "
-                        "rerun those seeds at one commit first")
+        return (f"promoting {prefix} would mix code versions in {archive_dir}: pending {code_versions(pending)}, "
+                f"archived {', '.join(others) or 'the same'}; rerun those seeds at one commit first")
+    return None
+
+
+def promote(pending_dir, archive_dir, prefix):
+    """Moves a cell's pending records PENDING_DIR/PREFIX_sSEED into ARCHIVE_DIR, each replacing its
+    seed's archived run, unless `promotion_refusal` finds a reason not to."""
+    refusal = promotion_refusal(pending_dir, archive_dir, prefix)
+    if refusal:
+        raise UserError(refusal)
     os.makedirs(archive_dir, exist_ok=True)
-    for run in pending:
+    for run in archived_runs(pending_dir, "", prefix):
         archived = os.path.join(archive_dir, os.path.basename(run))
         shutil.rmtree(archived, ignore_errors=True)
         os.replace(run, archived)
         print(f"promoted {run} to {archived}")
+
+
+def seeds_named(runs):
+    """'seed 3' or 'seeds 0, 1, 2': the seeds of `runs`, for a line."""
+    seeds = [str(seed_of(run)) for run in runs]
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)}"
+
+
+def pending_cells(pending_dir, archive_dir, game):
+    """A line per method with records in PENDING_DIR (one game's): its seeds and code, the archived
+    seeds they would replace, and whether --promote would take them now. Whether the cell has every
+    seed its protocol asks is for the reader: the protocol lives in scripts/minatar_experiment.sh."""
+    prefixes = sorted({os.path.basename(run).rsplit("_s", 1)[0]
+                       for run in glob.glob(os.path.join(pending_dir, "*_s*")) if os.path.isdir(run)})
+    lines = []
+    for prefix in prefixes:
+        pending = archived_runs(pending_dir, "", prefix)
+        replaced = [run for run in archived_runs(archive_dir, "", prefix)
+                    if os.path.basename(run) in {os.path.basename(p) for p in pending}]
+        line = f"{game}/{prefix}: {seeds_named(pending)} pending ({code_versions(pending)})"
+        if replaced:
+            line += f", replacing the archived {seeds_named(replaced)}"
+        refusal = promotion_refusal(pending_dir, archive_dir, prefix)
+        lines.append(line + (f"; --promote would refuse: {refusal}" if refusal
+                             else f"; once the cell has its protocol's seeds: --promote={game}/{prefix}"))
+    return lines
 
 
 def evaluation_spread(run):
