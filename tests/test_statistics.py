@@ -298,7 +298,7 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     with pytest.raises(UserError, match="seed 1 not recorded"):  # seed 1 would stay of other code
         promote(str(pending), str(archived), "ppo_100k")
     [line] = pending_cells(str(pending), str(archived), "breakout")  # what --pending says of it
-    assert line.startswith("breakout/ppo_100k: seed 0 pending (aaaaaaa), replacing the archived seed 0; "
+    assert line.startswith("breakout/ppo_100k: seed 0 pending (aaaaaaa; final 2.00), replacing the archived seed 0; "
                            "--promote would refuse: ") and "seed 1 not recorded" in line, line
     assert [v for _, v in evaluations(str(archived / "ppo_100k_s0"))] == [0.5, 1.0]  # nothing moved
 
@@ -308,7 +308,7 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])
     assert (pending / "ppo_100k_s0" / "long_eval.json").exists()  # joins its pending run
     assert pending_cells(str(pending), str(archived), "breakout") == [
-        "breakout/ppo_100k: seeds 0, 1 pending (aaaaaaa), replacing the archived seeds 0, 1; "
+        "breakout/ppo_100k: seeds 0, 1 pending (aaaaaaa; final 2.00, 3.00), replacing the archived seeds 0, 1; "
         "once the cell has its protocol's seeds: --promote=breakout/ppo_100k"]
     promote(str(pending), str(archived), "ppo_100k")
     assert not list(pending.iterdir())

@@ -206,8 +206,8 @@ def seeds_named(runs):
 
 
 def pending_cells(pending_dir, archive_dir, game):
-    """A line per method with records in PENDING_DIR (one game's): its seeds and code, the archived
-    seeds they would replace, and whether --promote would take them now. Whether the cell has every
+    """A line per method with records in PENDING_DIR (one game's): its seeds, code and final returns,
+    the archived seeds they would replace, and whether --promote would take them now. Whether the cell has every
     seed its protocol asks is for the reader: the protocol lives in scripts/minatar_experiment.sh."""
     prefixes = sorted({os.path.basename(run).rsplit("_s", 1)[0]
                        for run in glob.glob(os.path.join(pending_dir, "*_s*")) if os.path.isdir(run)})
@@ -216,7 +216,9 @@ def pending_cells(pending_dir, archive_dir, game):
         pending = archived_runs(pending_dir, "", prefix)
         replaced = [run for run in archived_runs(archive_dir, "", prefix)
                     if os.path.basename(run) in {os.path.basename(p) for p in pending}]
-        line = f"{game}/{prefix}: {seeds_named(pending)} pending ({code_versions(pending)})"
+        finals, _, episodes = final_evaluations(pending)
+        line = (f"{game}/{prefix}: {seeds_named(pending)} pending ({code_versions(pending)}; final "
+                f"{', '.join(f'{value:.2f}' for value in finals)}{f' on {episodes:,} episodes' if episodes else ''})")
         if replaced:
             line += f", replacing the archived {seeds_named(replaced)}"
         refusal = promotion_refusal(pending_dir, archive_dir, prefix)
