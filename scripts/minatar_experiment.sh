@@ -158,6 +158,8 @@ dqn_1m_hparams=",num_env_steps=1000000,eval_every_steps=102400"  # DQN@1M: the M
 # with it and float32 elsewhere, and a cell's seeds run on whichever machine a session has.
 dreamer_float32=",compute_dtype=float32"
 dreamer_1m_hparams=",num_env_steps=1000000$dreamer_float32"  # DreamerV2 and V3 at 1M: each fixed set for 1M steps
+# The protocol: each method's seeds by game. rlkit.rl.analysis.protocol reads it from this script's
+# dry run, so docs/results.md's Status counts the archive against these lists.
 seeds() {  # seeds METHOD GAME: sets seed_list, the seeds of one method on one game
   local method=$1 game=$2 var="SEEDS_$1_$2" default
   case $method in

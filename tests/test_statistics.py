@@ -297,7 +297,8 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     assert sorted(p.name for p in pending.iterdir()) == ["ppo_100k_s0"]
     with pytest.raises(UserError, match="seed 1 not recorded"):  # seed 1 would stay of other code
         promote(str(pending), str(archived), "ppo_100k")
-    [line] = pending_cells(str(pending), str(archived), "breakout")  # what --pending says of it
+    protocol = {"ppo_100k": [0, 1, 2]}  # the cell's seeds (protocol_seeds, for one game)
+    [line] = pending_cells(str(pending), str(archived), "breakout", protocol)  # what --pending says of it
     assert line.startswith("breakout/ppo_100k: seed 0 pending (aaaaaaa; final 2.00), replacing the archived seed 0; "
                            "--promote would refuse: ") and "seed 1 not recorded" in line, line
     assert [v for _, v in evaluations(str(archived / "ppo_100k_s0"))] == [0.5, 1.0]  # nothing moved
@@ -307,16 +308,55 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
     long_evaluation_summary(runs / "long_eval" / "ppo_100k_s0", 2.1, 1.0, 2048)  # seed 0's policy again
     keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])
     assert (pending / "ppo_100k_s0" / "long_eval.json").exists()  # joins its pending run
-    assert pending_cells(str(pending), str(archived), "breakout") == [
-        "breakout/ppo_100k: seeds 0, 1 pending (aaaaaaa; final 2.00, 3.00), replacing the archived seeds 0, 1; "
-        "once the cell has its protocol's seeds: --promote=breakout/ppo_100k"]
+    line = ("breakout/ppo_100k: seeds 0, 1 pending (aaaaaaa; final 2.00, 3.00), replacing the archived seeds 0, 1; ")
+    assert pending_cells(str(pending), str(archived), "breakout", protocol) == [
+        line + "the protocol's seed 2 still to come, then --promote=breakout/ppo_100k"]
+    assert pending_cells(str(pending), str(archived), "breakout", {"ppo_100k": [0, 1]}) == [
+        line + "every seed the protocol asks is in: --promote=breakout/ppo_100k"]
     promote(str(pending), str(archived), "ppo_100k")
     assert not list(pending.iterdir())
     cell = [str(archived / f"ppo_100k_s{seed}") for seed in (0, 1)]
     assert code_versions(cell) == "aaaaaaa" and [evaluations(run)[-1][1] for run in cell] == [2.0, 3.0]
     assert long_evaluation(cell[0])[0] == 2.1 and long_evaluation(cell[1]) is None
     keep_pending(str(runs), str(pending), str(archived), ["ppo_100k"])  # archived already: not again
-    assert not list(pending.iterdir()) and pending_cells(str(pending), str(archived), "breakout") == []
+    assert not list(pending.iterdir()) and pending_cells(str(pending), str(archived), "breakout", protocol) == []
+
+
+def test_the_protocol_is_the_experiment_scripts_seeds_whatever_this_process_asks_it_to_run(monkeypatch):
+    from rlkit.rl.analysis.minatar_results import GAMES, METHODS, REPORTED, best_simple_runs
+    from rlkit.rl.analysis.protocol import protocol_seeds
+
+    monkeypatch.setenv("SEEDS_model_free_breakout", "7")  # a run of one seed, not the protocol
+    monkeypatch.setenv("ONLY", "dreamer")
+    protocol = protocol_seeds()
+    assert protocol["breakout", "ppo_100k"] == protocol["breakout", "random"] == list(range(10))
+    assert protocol["breakout", "simple_combined_100k"] == list(range(5)) and ("seaquest", "dqn_1m") not in protocol
+    assert protocol["breakout", best_simple_runs()["breakout"]] == list(range(5))
+    assert ("freeway", "dreamer_1m") not in protocol and protocol["space_invaders", "dreamer_1m"] == [0]
+    # Every cell the script runs is one the results command knows, every reported 100K cell is run on every game.
+    assert {prefix for _, prefix in protocol} <= {prefix for prefix, _ in METHODS}
+    assert all(protocol[game, prefix] for game in GAMES for prefix in REPORTED if prefix.endswith("_100k"))
+
+
+def test_the_status_counts_each_cells_finished_runs_against_its_protocol(tmp_path):
+    from rlkit.rl.analysis.protocol import status_table
+
+    archive, pending = tmp_path / "runs", tmp_path / "pending"
+    for seed in (0, 1):
+        archived_run(archive, "breakout", f"ppo_100k_s{seed}", [1.0], finished=True, episodes=128)
+    archived_run(archive, "breakout", "ppo_100k_s2", [1.0], finished=False)  # still going: not counted
+    archived_run(archive, "breakout", "ppo_100k_s9", [1.0], finished=True)  # a seed the protocol does not ask
+    archived_run(pending, "breakout", "ppo_100k_s2", [1.0], finished=True, episodes=128)
+    archived_run(archive, "freeway", "ppo_100k_s0", [1.0], finished=True, episodes=32)
+    long_evaluation_summary(archive / "breakout" / "ppo_100k_s0", 1.0, 1.0, 2048, name="long_eval.json")
+    protocol = {("breakout", "ppo_100k"): [0, 1, 2], ("freeway", "ppo_100k"): [0], ("breakout", "dqn_1m"): [0]}
+    rows = [("PPO", {"breakout": "ppo_100k", "freeway": "ppo_100k", "asterix": "ppo_100k"}),
+            ("DQN", {"breakout": "dqn_1m", "freeway": "dqn_1m", "asterix": "dqn_1m"})]
+    table = status_table(str(archive), str(pending), rows, ["breakout", "freeway", "asterix"], protocol)
+    ppo, dqn = ([cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:])
+    assert ppo == ["PPO", "2 of 3 (+1 pending)", "1 of 1", "—", "0 of 2 (not: breakout, freeway)",
+                   "128 (freeway: 32); again on 2,048: breakout (1 of 2 runs)"]
+    assert dqn == ["DQN", "0 of 1", "—", "—", "—", "—"]
 
 
 def test_the_results_command_answers_a_mistyped_method_in_one_line(tmp_path):

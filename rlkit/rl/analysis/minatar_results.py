@@ -22,10 +22,14 @@ DOCS/results/runs/pong alike, and makes (rlkit.rl.analysis.pong_results) the per
 between `<!-- pong:begin -->` and `<!-- pong:end -->` and DOCS/results/pong_cpu.png.
 A rerun that is to replace a cell's archived runs is kept with --pending instead: once finished,
 in DOCS/results/pending/GAME/RUN, which no table reads, so a machine lost before the cell's other
-seeds finish loses none of it (a line per cell says what waits there and whether --promote would
-take it); --promote=GAME/PREFIX then moves the cell's pending runs into the
-archive together (refused where the cell would mix code versions) and makes the tables.
+seeds finish loses none of it (a line per cell says what waits there, whether --promote would
+take it and which of the protocol's seeds are still to come); --promote=GAME/PREFIX then moves
+the cell's pending runs into the archive together (refused where the cell would mix code
+versions) and makes the tables.
 --prefixes=dreamer_1m,... archives (or keeps pending) only those methods' runs of --runs.
+DOCS/results.md's Status (between `<!-- status:begin -->` and `<!-- status:end -->`) counts each
+reported cell's finished runs against the seeds the experiment script's protocol asks
+(rlkit.rl.analysis.protocol), with those waiting in pending.
 The README beside DOCS gets the summary of the reported cells between `<!-- summary:begin -->`
 and `<!-- summary:end -->`, where it has them. DOCS/off_policy.md gets the DQN column's runs seed
 by seed, each beside the same seed's run before the replay fix, between `<!-- dqn-rerun:begin -->`
@@ -45,6 +49,7 @@ from rlkit.errors import UserError, did_you_mean, run_command
 from rlkit.rl.analysis import statistics
 from rlkit.rl.analysis.evaluation_noise import noise_table
 from rlkit.rl.analysis.pong_results import PONG_BEGIN, PONG_END, PONG_RUNS, pong_section
+from rlkit.rl.analysis.protocol import protocol_seeds, status_table
 from rlkit.rl.analysis.run_archive import (TAG, archive, archived_runs, code_versions, counted_runs, epoch_summaries,
                                           evaluations, final_evaluations, keep_pending, pending_cells, promote, seed_of)
 from rlkit.rl.analysis.tables import duration, markdown_table, mean_interval, metric, noise, replace_between
@@ -104,6 +109,7 @@ BASELINE, REFERENCE = "PPO @100K", "PPO @1M"
 COMPARED_WITH = (BASELINE, "DQN (data-efficient) @100K", BEST_SIMPLE, "DreamerV2 @100K")
 STATS_BEGIN, STATS_END = "<!-- statistics:begin -->", "<!-- statistics:end -->"
 NOISE_BEGIN, NOISE_END = "<!-- noise:begin -->", "<!-- noise:end -->"
+STATUS_BEGIN, STATUS_END = "<!-- status:begin -->", "<!-- status:end -->"
 GREEDY_TAG = "mean_reward/eval/sampling_temp_0.0_max_noops_0_unclipped"
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 # README.md's summary (beside the docs dir): each game's SimPLe set, then these methods' cells.
@@ -287,6 +293,17 @@ def summary_section(archive_dir):
     return markdown_table(["game (its SimPLe set)", *(label for _, label in columns)], rows)
 
 
+def status_section(archive_dir, pending_dir, protocol):
+    """docs/results.md's Status: each reported row's finished runs against the seeds its protocol
+    asks, game by game (`rlkit.rl.analysis.protocol.status_table`)."""
+    labels = dict(METHODS)
+    order = ("random", "ppo_100k", "ppo_1m", None, "simple_combined_100k", "dreamer_100k", "dreamer_1m",
+             "dreamer_v3_100k", "dreamer_v3_1m", "dqn_100k", "dqn_1m")  # None: each game's SimPLe set
+    rows = [(labels[prefix], {game: prefix for game in GAMES}) if prefix else (BEST_SIMPLE, best_simple_runs())
+            for prefix in order]
+    return status_table(archive_dir, pending_dir, rows, GAMES, protocol)
+
+
 def noise_section(archive_dir):
     """The noise table (rlkit.rl.analysis.evaluation_noise) of the reported cells: each game's
     SimPLe set and `REPORTED`."""
@@ -341,8 +358,10 @@ def main(argv):
             raise UserError("--pending keeps the finished runs of --runs: give --runs=DIR as well")
         for game in GAMES:
             keep_pending(*(os.path.join(d, game) for d in (FLAGS.runs, pending_dir, archive_dir)), prefixes)
+        protocol = protocol_seeds()
         for game in GAMES:
-            for line in pending_cells(os.path.join(pending_dir, game), os.path.join(archive_dir, game), game):
+            asked = {prefix: seeds for (of_game, prefix), seeds in protocol.items() if of_game == game}
+            for line in pending_cells(os.path.join(pending_dir, game), os.path.join(archive_dir, game), game, asked):
                 print(line)
         return
     for cell in FLAGS.promote:
@@ -388,6 +407,8 @@ def main(argv):
                  summary_section(archive_dir) if SUMMARY_BEGIN in read_or_empty(readme) else None),
                 (path, STATS_BEGIN, STATS_END, statistics_section(archive_dir, FLAGS.docs)),
                 (path, NOISE_BEGIN, NOISE_END, noise_section(archive_dir)),
+                (path, STATUS_BEGIN, STATUS_END, status_section(archive_dir, pending_dir, protocol_seeds())
+                 if STATUS_BEGIN in read_or_empty(path) else None),
                 (off_policy, DQN_RERUN_BEGIN, DQN_RERUN_END,
                  seed_table(archive_dir, "dqn_100k", "dqn_shard_replay_100k") if os.path.exists(off_policy) else None),
                 (path, PONG_BEGIN, PONG_END, pong_section(os.path.join(archive_dir, "pong"), FLAGS.docs))]

@@ -49,6 +49,11 @@ def finished(run):
     return any(os.path.exists(os.path.join(run, name)) for name in ("policy/saved_model.pb", "summary.json"))
 
 
+def finished_records(runs):
+    """Those of archived (or pending) `runs` whose run_info.json says they finished."""
+    return [run for run in runs if json.load(open(os.path.join(run, "run_info.json")))["finished"]]
+
+
 def evaluations(run):
     """(real env steps, value) of each of a run's evaluations at TAG; [] before the first."""
     try:
@@ -171,8 +176,7 @@ def promotion_refusal(pending_dir, archive_dir, prefix):
     pending = archived_runs(pending_dir, "", prefix)
     if not pending:
         return f"nothing pending in {pending_dir} for {prefix}: a finished run gets there with --pending"
-    unfinished = [os.path.basename(run) for run in pending if not json.load(open(os.path.join(run, "run_info.json")))[
-        "finished"]]
+    unfinished = [os.path.basename(run) for run in pending if run not in finished_records(pending)]
     if unfinished:
         return f"{', '.join(unfinished)} in {pending_dir} has not finished; let it finish, then --pending again"
     names = {os.path.basename(run) for run in pending}
@@ -201,14 +205,18 @@ def promote(pending_dir, archive_dir, prefix):
 
 def seeds_named(runs):
     """'seed 3' or 'seeds 0, 1, 2': the seeds of `runs`, for a line."""
-    seeds = [str(seed_of(run)) for run in runs]
-    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)}"
+    return seeds_named_from([seed_of(run) for run in runs])
 
 
-def pending_cells(pending_dir, archive_dir, game):
+def seeds_named_from(seeds):
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+
+
+def pending_cells(pending_dir, archive_dir, game, protocol):
     """A line per method with records in PENDING_DIR (one game's): its seeds, code and final returns,
-    the archived seeds they would replace, and whether --promote would take them now. Whether the cell has every
-    seed its protocol asks is for the reader: the protocol lives in scripts/minatar_experiment.sh."""
+    the archived seeds they would replace, and whether --promote would take them now: where it
+    would, whether the cell would then have every seed `protocol` ({prefix: seeds}, the game's
+    `rlkit.rl.analysis.protocol.protocol_seeds`) asks of it."""
     prefixes = sorted({os.path.basename(run).rsplit("_s", 1)[0]
                        for run in glob.glob(os.path.join(pending_dir, "*_s*")) if os.path.isdir(run)})
     lines = []
@@ -222,8 +230,14 @@ def pending_cells(pending_dir, archive_dir, game):
         if replaced:
             line += f", replacing the archived {seeds_named(replaced)}"
         refusal = promotion_refusal(pending_dir, archive_dir, prefix)
-        lines.append(line + (f"; --promote would refuse: {refusal}" if refusal
-                             else f"; once the cell has its protocol's seeds: --promote={game}/{prefix}"))
+        if refusal:
+            lines.append(f"{line}; --promote would refuse: {refusal}")
+            continue
+        kept = [run for run in archived_runs(archive_dir, "", prefix) if run not in replaced]
+        have = {seed_of(run) for run in finished_records(pending + kept)}
+        missing = [seed for seed in protocol.get(prefix, []) if seed not in have]
+        lines.append(f"{line}; " + (f"the protocol's {seeds_named_from(missing)} still to come, then" if missing
+                                    else "every seed the protocol asks is in:") + f" --promote={game}/{prefix}")
     return lines
 
 
@@ -271,7 +285,7 @@ def counted_runs(runs):
     """(the runs a cell's statistics count, how many are left out): the finished runs, or where
     none has finished, those still going at their last evaluation, so that a run just started
     does not pull the cell of runs that went the whole way towards its first epoch."""
-    done = [run for run in runs if json.load(open(os.path.join(run, "run_info.json")))["finished"]]
+    done = finished_records(runs)
     return (done, len(runs) - len(done)) if done else (runs, 0)
 
 
