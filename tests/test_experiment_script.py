@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from rlkit.rl.analysis.minatar_results import GAMES, best_simple_runs
+from rlkit.rl.analysis.cells import GAMES, best_simple_runs
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "minatar_experiment.sh")
 

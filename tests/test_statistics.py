@@ -174,7 +174,8 @@ def test_a_cell_counts_its_finished_runs_and_a_run_still_going_only_where_none_h
 
 
 def test_a_cell_whose_set_was_chosen_on_its_seeds_is_given_again_without_them(tmp_path):
-    from rlkit.rl.analysis.minatar_results import SELECTION_SEEDS, final_returns, game_rows
+    from rlkit.rl.analysis.cells import SELECTION_SEEDS
+    from rlkit.rl.analysis.minatar_results import final_returns, game_rows
 
     archive = tmp_path / "runs"
     assert SELECTION_SEEDS[("seaquest", "simple_object_frames_100k")] == (0,)  # the journal's choice
@@ -323,7 +324,7 @@ def test_reruns_wait_as_pending_records_until_their_cell_can_be_one_commit(tmp_p
 
 
 def test_the_protocol_is_the_experiment_scripts_seeds_whatever_this_process_asks_it_to_run(monkeypatch):
-    from rlkit.rl.analysis.minatar_results import GAMES, METHODS, REPORTED, best_simple_runs
+    from rlkit.rl.analysis.cells import GAMES, METHODS, REPORTED, best_simple_runs
     from rlkit.rl.analysis.protocol import protocol_seeds
 
     monkeypatch.setenv("SEEDS_model_free_breakout", "7")  # a run of one seed, not the protocol
@@ -495,7 +496,8 @@ def test_a_cell_names_the_commits_its_runs_came_from_and_marks_a_mix(tmp_path):
 
 def test_the_across_games_statistics_compare_each_method_with_each_compared_one_with_and_without_selection_seeds(
         tmp_path):
-    from rlkit.rl.analysis.minatar_results import BEST_SIMPLE, GAMES, best_simple_runs, statistics_section
+    from rlkit.rl.analysis.cells import BEST_SIMPLE, GAMES, best_simple_runs
+    from rlkit.rl.analysis.minatar_results import statistics_section
 
     archive = tmp_path / "results" / "runs"
     simple = best_simple_runs()

@@ -13,6 +13,7 @@ import re
 import subprocess
 import tempfile
 
+from rlkit.rl.analysis.cells import BEST_SIMPLE, GAMES, METHODS, best_simple_runs
 from rlkit.rl.analysis.run_archive import (archived_runs, asked_episodes, code_versions, evaluation_spread,
                                           finished_records, long_evaluation, seed_of)
 from rlkit.rl.analysis.tables import markdown_table
@@ -109,3 +110,13 @@ def one_commit_cell(runs_by_game):
               if code_versions(runs).startswith(("mixed", "not recorded"))]
     named = f" (not: {', '.join(others)})" if others else ""
     return f"{len(runs_by_game) - len(others)} of {len(runs_by_game)}{named}" if runs_by_game else "—"
+
+
+def status_section(archive_dir, pending_dir, protocol):
+    """docs/results.md's Status: `status_table` of the reported rows, each game's SimPLe set among them."""
+    labels = dict(METHODS)
+    order = ("random", "ppo_100k", "ppo_1m", None, "simple_combined_100k", "dreamer_100k", "dreamer_1m",
+             "dreamer_v3_100k", "dreamer_v3_1m", "dqn_100k", "dqn_1m")  # None: each game's SimPLe set
+    rows = [(labels[prefix], {game: prefix for game in GAMES}) if prefix else (BEST_SIMPLE, best_simple_runs())
+            for prefix in order]
+    return status_table(archive_dir, pending_dir, rows, GAMES, protocol)
