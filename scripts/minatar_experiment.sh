@@ -15,7 +15,7 @@
 # 3 seeds per game, RUNS/GAME/dreamer_100k_sS; about an hour each with a 2-core CPU to itself), which the
 # full script runs last, in float32 as every Dreamer row (dreamer_float32 below; the archived
 # row was made before compute_dtype, in float32); ONLY=dreamer_1m the DreamerV2 runs at 1M real steps on Breakout and Space
-# Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; about 10 hours each here, so only when asked for), and
+# Invaders (seed 0, RUNS/GAME/dreamer_1m_sS; an estimated 6-14 hours each on a 2-core CPU, so only when asked for), and
 # ONLY=dreamer_v3_1m DreamerV3's fixed set the same way (RUNS/GAME/dreamer_v3_1m_sS);
 # ONLY=dreamer_rewarded DreamerV2 with half of each batch's sequences holding a reward (not
 # DreamerV2's: --hparams=rewarded_sequence_share=0.5) on the games whose rewards its replay
